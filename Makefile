@@ -1,0 +1,25 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test install gpu-checks clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Grade the example class (examples/submitted) on a GPU when there is one, else on the simulator.
+demo: $(STAMP)
+	$(VENV)/bin/autograder batch examples/submitted --db demo-out/results.sqlite --device auto
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 --durations=15
+
+clean:
+	rm -rf $(VENV) demo-out course

@@ -1,0 +1,147 @@
+"""What an exercise is: a contract the child process can see, and grading data it cannot.
+
+An exercise module in this package defines one :class:`Exercise`. Adding an exercise means adding
+one module here, one instructor solution in ``solutions/``, and its student notebook; the harness
+and the grader are shared.
+
+* :class:`Contract` is public (it restates CONTRACTS.md): the names a submission defines, the
+  launch rule, the argument layout. It is serialised into the child's request.
+* Cases, tolerances, points, the reference and the secret seed stay in the grader's process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Constant:
+    """An integer the submission defines at module level, e.g. ``TILE_WIDTH`` in 1..32."""
+
+    name: str
+    low: int
+    high: int
+    power_of_two: bool = False
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The public half of an exercise, as CONTRACTS.md states it.
+
+    ``grid`` and ``block`` are expressions over the case parameters and the constants, with
+    ``ceil(a / b)`` meaning integer ceiling division. ``args`` lists the kernel's arguments in
+    order; ``signature`` gives each one's Numba type (for compiling to PTX without a GPU).
+    ``checks`` are ``(expression, message)`` pairs over the constants that must hold.
+    ``driver`` names a module with ``drive(module, arrays, params, consts)`` for exercises where
+    the grader's own kernel calls the student's device function.
+    """
+
+    kernel: str
+    constants: tuple[Constant, ...]
+    args: tuple[str, ...]
+    signature: tuple[str, ...]
+    grid: tuple[str, ...] = ()
+    block: tuple[str, ...] = ()
+    checks: tuple[tuple[str, str], ...] = ()
+    device_function: bool = False
+    driver: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One correctness test: parameters (sizes), visibility and points.
+
+    ``sim`` is False for sizes too slow for the simulator (one Python thread per CUDA thread);
+    those run on a GPU only and are reported ``skipped`` on the simulator.
+    """
+
+    params: dict
+    points: float
+    visibility: str = "hidden"
+    sim: bool = True
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        label = self.label or ", ".join(f"{k} {v}" for k, v in self.params.items())
+        return f"{self.visibility}: {label}"
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A concept test read off the kernel's PTX, compiled from the student's source.
+
+    ``min_shared_bytes``: shared memory the kernel must declare; ``min_barriers``: how many
+    ``bar.sync`` instructions (``cuda.syncthreads()`` call sites) it must contain.
+    """
+
+    description: str
+    points: float
+    min_shared_bytes: int = 0
+    min_barriers: int = 0
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Timing test policy: student kernel against the instructor's at the student's constants.
+
+    ``params``: the size (chosen so the instructor kernel runs ≥ 1 ms on an H100/H200);
+    full points at ``ratio <= full_ratio`` (student time / instructor time), none above
+    ``zero_ratio``, linear in between.
+    """
+
+    params: dict
+    points: float
+    full_ratio: float = 1.25
+    zero_ratio: float = 2.0
+    rounds: int = 15
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Pass rule for float outputs: relative Frobenius error against float64 ≤ ``rel_frobenius``,
+    no NaN. ``exact`` for integer outputs."""
+
+    rel_frobenius: float = 1e-4
+    exact: bool = False
+
+
+@dataclass
+class Exercise:
+    """One exercise: contract, cases, reference, tolerance, concept and timing tests, points.
+
+    ``make_inputs(params, rng) -> {name: array}`` builds the inputs of one case (``rng`` is a
+    ``numpy.random.Generator`` seeded from the secret seed); ``outputs(params) -> {name: (shape,
+    dtype)}`` gives the output buffers; ``reference(inputs, params) -> {name: array}`` computes the
+    expected outputs in float64 (or exactly, for integers).
+    ``source`` names the lesson or lecture the exercise comes from; ``solution`` is the file name
+    of the instructor solution in ``solutions/``; ``needs_gpu`` exercises are all ``skipped`` on
+    the simulator.
+    """
+
+    name: str
+    title: str
+    source: str
+    contract: Contract
+    cases: list[Case]
+    make_inputs: Callable[[dict, np.random.Generator], dict[str, np.ndarray]]
+    outputs: Callable[[dict], dict[str, tuple[tuple[int, ...], str]]]
+    reference: Callable[[dict[str, np.ndarray], dict], dict[str, np.ndarray]]
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    concept: Concept | None = None
+    timing: Timing | None = None
+    solution: str = ""
+    needs_gpu: bool = False
+
+    @property
+    def max_score(self) -> float:
+        total = sum(c.points for c in self.cases)
+        total += self.concept.points if self.concept else 0.0
+        total += self.timing.points if self.timing else 0.0
+        return total

@@ -1,0 +1,32 @@
+"""Inputs, reference and concept rule shared by the two matrix-multiplication exercises."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Concept
+
+MATMUL_SIGNATURE = ("float32[:, ::1]",) * 3
+
+TILING_CONCEPT = Concept(
+    description=(
+        "tiles of A and B go through shared memory: the kernel declares shared arrays and "
+        "has a barrier after loading a tile and another before overwriting it"
+    ),
+    points=15.0,
+    min_shared_bytes=8,
+    min_barriers=2,
+)
+
+
+def random_matrices(shapes: dict[str, tuple[int, int]], rng: np.random.Generator) -> dict:
+    """Float32 matrices with values uniform in [-1, 1), one per ``name: (rows, cols)``."""
+    return {
+        name: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+        for name, shape in shapes.items()
+    }
+
+
+def matmul_reference(inputs: dict[str, np.ndarray], params: dict) -> dict[str, np.ndarray]:
+    """``C = A @ B`` in float64."""
+    return {"C": inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)}

@@ -1,0 +1,66 @@
+"""Exercise ``tiled_matmul``: square matrix multiplication with shared-memory tiles.
+
+Source: lesson "Day 10: Shared Memory Fundamentals" (TILE_WIDTH 16, boundary checks, two
+``__syncthreads()`` per phase). Contract: CONTRACTS.md, "tiled_matmul".
+"""
+
+from __future__ import annotations
+
+from .base import Case, Constant, Contract, Exercise, Timing
+from .matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
+
+CONTRACT = Contract(
+    kernel="tiled_matmul",
+    constants=(Constant("TILE_WIDTH", 1, 32),),
+    args=("A", "B", "C"),
+    signature=MATMUL_SIGNATURE,
+    grid=("ceil(width / TILE_WIDTH)", "ceil(width / TILE_WIDTH)"),
+    block=("TILE_WIDTH", "TILE_WIDTH"),
+)
+
+
+def _case(width: int, visibility: str = "hidden", sim: bool = True) -> Case:
+    return Case({"width": width}, points=5.0, visibility=visibility, sim=sim)
+
+
+# Multiples of the tile and not (1, 15, 16, 17, 33, primes), and widths with several phases so
+# that a missing second barrier can show. The largest run on a GPU only.
+CASES = [
+    _case(16, "public"),
+    _case(17, "public"),
+    _case(1),
+    _case(15),
+    _case(16),
+    _case(17),
+    _case(31),
+    _case(33),
+    _case(47),
+    _case(64, sim=False),
+    _case(100, sim=False),
+    _case(257, sim=False),
+]
+
+
+def make_inputs(params, rng):
+    w = params["width"]
+    return random_matrices({"A": (w, w), "B": (w, w)}, rng)
+
+
+def outputs(params):
+    w = params["width"]
+    return {"C": ((w, w), "float32")}
+
+
+EXERCISE = Exercise(
+    name="tiled_matmul",
+    title="Tiled matrix multiplication",
+    source='lesson "Day 10: Shared Memory Fundamentals"',
+    contract=CONTRACT,
+    cases=CASES,
+    make_inputs=make_inputs,
+    outputs=outputs,
+    reference=matmul_reference,
+    concept=TILING_CONCEPT,
+    timing=Timing(params={"width": 2048}, points=25.0),
+    solution="tiled_matmul.py",
+)

@@ -1,0 +1,325 @@
+"""Grade one submission for one exercise: the data flow of DESIGN.md in one function.
+
+submission → source → child process(es) on the GPU or the simulator → raw outputs and timings
+over the private channel → comparison with the float64 reference here → typed results.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import secrets
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from . import exercises
+from .compare import check_margins, compare_output
+from .exercises.base import Exercise
+from .results import ExerciseResult, Kind, Status, TestResult
+from .sandbox import ChildRun, Limits, run_child, scratch_dir
+from .submission import Source, SubmissionError, load_source
+from .timing import verdict
+
+SIM_SKIP = ("the simulator runs one Python thread per CUDA thread, so this size runs on a GPU "
+            "only")
+TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
+
+
+def gpu_available() -> bool:
+    """True when an NVIDIA GPU is visible (checked without creating a CUDA context here)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if not glob.glob("/dev/nvidia[0-9]*"):
+        return False
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return True
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+def resolve_device(device: str) -> str:
+    """``"auto"`` → ``"gpu"`` when a GPU is visible, else ``"sim"``; other values pass through.
+    Raises ``ValueError`` for anything but auto, gpu and sim."""
+    if device not in ("auto", "gpu", "sim"):
+        raise ValueError(f"--device must be auto, gpu or sim, not {device!r}")
+    if device == "auto":
+        return "gpu" if gpu_available() else "sim"
+    return device
+
+
+def solution_path(exercise: Exercise) -> Path:
+    """Path of the instructor solution file (installed as ``autograder.solutions``)."""
+    return Path(str(resources.files("autograder.solutions").joinpath(exercise.solution)))
+
+
+def default_limits(backend: str) -> Limits:
+    if backend == "sim":
+        return Limits(import_timeout=30.0, case_timeout=60.0, total_timeout=240.0)
+    return Limits(import_timeout=30.0, case_timeout=15.0, total_timeout=90.0)
+
+
+@dataclass
+class _Case:
+    id: int
+    spec: object  # exercises.base.Case
+    inputs: dict
+    outputs: dict
+
+
+def _make_cases(exercise: Exercise, seed: int) -> list[_Case]:
+    # One child seed per case, so a case's inputs don't depend on which other cases run.
+    seqs = np.random.SeedSequence(seed).spawn(len(exercise.cases))
+    made = []
+    for i, (case, seq) in enumerate(zip(exercise.cases, seqs)):
+        rng = np.random.default_rng(seq)
+        made.append(_Case(i, case, exercise.make_inputs(case.params, rng), exercise.outputs(case.params)))
+    return made
+
+
+def _request(exercise, backend, phases, source_file, cases, timing) -> dict:
+    return {
+        "backend": backend,
+        "phases": phases,
+        "source_path": str(source_file),
+        "contract": exercise.contract.to_dict(),
+        "cases": [{"id": c.id, "params": c.spec.params, "inputs": c.inputs,
+                   "outputs": c.outputs} for c in cases],
+        "timing": timing,
+    }
+
+
+def _timing_request(exercise: Exercise) -> dict:
+    t = exercise.timing
+    rng = np.random.default_rng(12345)  # timing inputs carry no secret: values don't matter
+    return {
+        "params": t.params,
+        "inputs": exercise.make_inputs(t.params, rng),
+        "outputs": exercise.outputs(t.params),
+        "solution_path": str(solution_path(exercise)),
+        "rounds": t.rounds,
+    }
+
+
+def _where(source: Source, header: dict) -> str:
+    lineno = header.get("lineno")
+    if not lineno:
+        return ""
+    code = source.line_text(lineno)
+    return f"{source.where(lineno)}" + (f" (`{code}`)" if code else "") + ": "
+
+
+def _all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
+    tests = [TestResult(c.name, Kind.CORRECTNESS, c.visibility, status, 0.0, c.points, message)
+             for c in exercise.cases]
+    if exercise.concept:
+        tests.append(TestResult("concept: " + exercise.concept.description.split(":")[0],
+                                Kind.CONCEPT, "hidden", status, 0.0, exercise.concept.points, message))
+    if exercise.timing:
+        tests.append(TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
+                                status, 0.0, exercise.timing.points, message))
+    return tests
+
+
+def grade(submission: str | Path, exercise_name: str, device: str = "auto",
+          seed: int | None = None, limits: Limits | None = None) -> ExerciseResult:
+    """Grade ``submission`` (a ``.py`` or ``.ipynb`` path) for exercise ``exercise_name``.
+
+    ``device``: ``auto``, ``gpu`` or ``sim``. ``seed``: the secret seed for the inputs (random
+    when None; reported in the result so a run can be replayed). Never raises for a bad
+    submission: every problem becomes a test result with a message and a score.
+    Raises :class:`autograder.exercises.UnknownExercise` and ``ValueError`` for bad arguments.
+    """
+    exercise = exercises.get(exercise_name)
+    backend = resolve_device(device)
+    seed = secrets.randbits(63) if seed is None else int(seed)
+    result = ExerciseResult(exercise.name, str(submission), backend, seed=seed)
+    try:
+        source = load_source(submission)
+        compile(source.text, source.path, "exec")
+    except SubmissionError as exc:
+        result.tests = _all_tests(exercise, Status.ERROR, str(exc))
+        return result
+    except SyntaxError as exc:
+        lineno = exc.lineno or 0
+        msg = f"{source.where(lineno)}: the code does not parse: {exc.msg}"
+        result.tests = _all_tests(exercise, Status.ERROR, msg)
+        return result
+    cases = _make_cases(exercise, seed)
+    return _grade_source(exercise, source, backend, cases, limits or default_limits(backend), result)
+
+
+def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseResult:
+    if exercise.needs_gpu and backend == "sim":
+        result.tests = _all_tests(exercise, Status.SKIPPED,
+                                  "needs a GPU: the simulator runs blocks one after another")
+        return result
+    runnable = [c for c in cases if backend == "gpu" or c.spec.sim]
+    timing = _timing_request(exercise) if (backend == "gpu" and exercise.timing) else None
+    with scratch_dir() as tmp:
+        work = Path(tmp)
+        source_file = work / "submission.py"
+        source_file.write_text(source.text, encoding="utf-8")
+        if backend == "gpu":
+            run = run_child(_request(exercise, "gpu", ["compile", "run", "time"], source_file,
+                                     runnable, timing), "gpu", limits, work)
+            compiled_run = run
+        else:
+            # The compile check needs Numba's real CUDA target (NVVM, no GPU); the run needs the
+            # simulator. Numba picks one at import, so these are two children, run side by side.
+            box: dict[str, ChildRun] = {}
+            t = threading.Thread(target=lambda: box.update(compile=run_child(
+                _request(exercise, "compile", ["compile"], source_file, [], None),
+                "compile", limits, work)))
+            t.start()
+            run = run_child(_request(exercise, "sim", ["run"], source_file, runnable, None),
+                            "sim", limits, work)
+            t.join()
+            compiled_run = box["compile"]
+    device_rec = run.first("device")
+    if device_rec:
+        result.device = f"gpu:{device_rec['name']}"
+    result.tests = _collect(exercise, source, backend, cases, run, compiled_run)
+    if run.output.strip():
+        result.notes.append("your code printed:\n" + run.output.strip()[-1500:])
+    return result
+
+
+def _early_failure(source: Source, run: ChildRun, limits_hint: str) -> tuple[Status, str] | None:
+    """If the child never got past import and contract checks, the status and message for all."""
+    if run.first("imported"):
+        return None
+    for header, _ in run.records:
+        if header.get("type") == "error" and header.get("phase") in ("import", "contract"):
+            what = "importing your code failed" if header["phase"] == "import" else "contract"
+            return Status.ERROR, f"{_where(source, header)}{what}: {header['message']}"
+    if run.ended == "timeout":
+        return Status.TIMEOUT, ("your code's top-level statements did not finish in time "
+                                f"({limits_hint}); is there an endless loop outside the kernel?")
+    return Status.ERROR, (f"the grading process ended while importing your code (exit code "
+                          f"{run.exit_code}); does it call exit() or kill processes?"
+                          + _output_hint(run))
+
+
+def _output_hint(run: ChildRun) -> str:
+    tail = run.output.strip().splitlines()[-3:]
+    return (" Last output: " + " | ".join(tail)) if tail else ""
+
+
+def _collect(exercise, source, backend, cases, run, compiled_run) -> list[TestResult]:
+    early = _early_failure(source, run, "import timeout")
+    if early is not None:
+        return _all_tests(exercise, *early)
+    outputs = {h["id"]: arrays for h, arrays in run.of_type("case")}
+    errors = {h["id"]: h for h, _ in run.of_type("error") if h.get("phase") == "run"}
+    tests = []
+    correct_everywhere = True
+    for c in cases:
+        spec = c.spec
+        status, points, msg = _judge_case(exercise, source, backend, c, outputs, errors, run)
+        if status is not Status.PASSED and status is not Status.SKIPPED:
+            correct_everywhere = False
+        tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,
+                                spec.points, msg))
+    if exercise.concept:
+        tests.append(_judge_concept(exercise, source, compiled_run))
+    if exercise.timing:
+        tests.append(_judge_timing(exercise, source, backend, run, correct_everywhere))
+    return tests
+
+
+def _judge_case(exercise, source, backend, c, outputs, errors, run):
+    spec = c.spec
+    if backend == "sim" and not spec.sim:
+        return Status.SKIPPED, 0.0, SIM_SKIP
+    if c.id in errors:
+        h = errors[c.id]
+        return Status.ERROR, 0.0, f"{_where(source, h)}your kernel raised {h['message']}"
+    if c.id not in outputs:
+        if run.ended == "timeout" and run.last_started == c.id:
+            return Status.TIMEOUT, 0.0, ("the kernel did not finish in time (an endless loop, or "
+                                        "a barrier some threads never reach?)")
+        if run.ended == "timeout":
+            return Status.TIMEOUT, 0.0, "not run: an earlier test ran out of time"
+        return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "
+                                   f"{run.exit_code}) or an earlier kernel broke the GPU context"
+                                   + _output_hint(run))
+    expected = exercise.reference(c.inputs, spec.params)
+    problems = []
+    for name, (shape, _) in c.outputs.items():
+        buf = outputs[c.id][name]
+        margin_msg = check_margins(name, buf, tuple(shape))
+        got = buf[(buf.size - int(np.prod(shape))) // 2:][: int(np.prod(shape))].reshape(shape)
+        ok, msg = compare_output(name, got, expected[name], exercise.tolerance)
+        if not ok:
+            problems.append(msg)
+        if margin_msg:
+            problems.append(margin_msg)
+    if problems:
+        return Status.FAILED, 0.0, "; ".join(problems)
+    return Status.PASSED, spec.points, "correct"
+
+
+def _judge_concept(exercise, source, compiled_run) -> TestResult:
+    concept = exercise.concept
+    name = "concept: " + concept.description.split(":")[0]
+    facts = compiled_run.first("compiled")
+    if facts is None:
+        err = next((h for h, _ in compiled_run.of_type("error") if h.get("phase") == "compile"),
+                   None)
+        if err is not None:
+            msg = (f"{_where(source, err)}your kernel does not compile for a real GPU "
+                   f"(Numba's CUDA target rejects it): {err['message']}")
+        else:
+            early = _early_failure(source, compiled_run, "import timeout")
+            msg = early[1] if early else "the compile check did not finish"
+        return TestResult(name, Kind.CONCEPT, "hidden", Status.ERROR, 0.0, concept.points, msg)
+    missing = []
+    if facts["shared_bytes"] < concept.min_shared_bytes:
+        missing.append("declares no shared memory (cuda.shared.array)")
+    if facts["barriers"] < concept.min_barriers:
+        missing.append(f"has {facts['barriers']} barrier(s) (cuda.syncthreads()) where "
+                       f"{concept.min_barriers} are needed")
+    detail = f"{facts['shared_bytes']} bytes of shared memory, {facts['barriers']} barrier(s)"
+    if missing:
+        return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
+                          f"your kernel {' and '.join(missing)}; the exercise asks that "
+                          f"{concept.description} ({detail})")
+    return TestResult(name, Kind.CONCEPT, "hidden", Status.PASSED, concept.points,
+                      concept.points, detail)
+
+
+def _judge_timing(exercise, source, backend, run, correct_everywhere) -> TestResult:
+    t = exercise.timing
+    name = "timing: against the instructor's kernel"
+
+    def result(status, points, msg):
+        return TestResult(name, Kind.TIMING, "hidden", status, points, t.points, msg)
+
+    if backend == "sim":
+        return result(Status.SKIPPED, 0.0, TIMING_SKIP)
+    if not correct_everywhere:
+        return result(Status.FAILED, 0.0, "timing counts only for a kernel that passes every "
+                                          "correctness test")
+    rec = run.first("timing")
+    if rec is None:
+        err = next((h for h, _ in run.of_type("error") if h.get("phase") == "timing"), None)
+        if err:
+            return result(Status.ERROR, 0.0, f"{_where(source, err)}timing failed: {err['message']}")
+        if run.ended == "timeout":
+            return result(Status.TIMEOUT, 0.0, "timing did not finish in time")
+        return result(Status.ERROR, 0.0, "timing did not run: the grading process ended early")
+    points, ratio, msg = verdict(rec["student_ms"], rec["instructor_ms"], t.full_ratio,
+                                 t.zero_ratio, t.points)
+    size = ", ".join(f"{k} {v}" for k, v in t.params.items())
+    status = Status.PASSED if points >= t.points else Status.FAILED
+    return result(status, points, f"at {size}: {msg}")

@@ -1,0 +1,285 @@
+"""What runs inside the child process: import the submission, resolve the contract's names,
+launch its kernel on the grader's inputs, time it against the instructor's, and send raw outputs
+back over the private channel. It judges nothing: comparison happens in the grader's process.
+
+Run as ``python -m autograder.harness CHANNEL_FD``; the request (a pickle from the grader) comes
+on standard input and is read in full before any student code runs. Must not import numba before
+the backend is chosen (``NUMBA_ENABLE_CUDASIM`` is read at import).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import re
+import sys
+import traceback
+import types
+
+from . import buffers
+from .channel import write_record
+
+_channel_fd = -1
+
+
+def send(header: dict, arrays=None) -> None:
+    write_record(_channel_fd, header, arrays)
+
+
+def _student_frame(exc: BaseException, path: str) -> int | None:
+    """Line number of the innermost traceback frame in the student's file, if any."""
+    lineno = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == path:
+            lineno = line
+    if lineno is None:  # Numba typing errors carry the location in the message
+        m = re.search(re.escape(path) + r'", line (\d+)', str(exc))
+        lineno = int(m.group(1)) if m else None
+    return lineno
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[:12])
+
+
+def send_error(phase: str, exc: BaseException, path: str, **extra) -> None:
+    send({"type": "error", "phase": phase, "message": _describe(exc),
+          "lineno": _student_frame(exc, path), **extra})
+
+
+def import_submission(path: str) -> types.ModuleType:
+    with open(path, encoding="utf-8") as f:
+        code = compile(f.read(), path, "exec")
+    module = types.ModuleType("submission")
+    module.__file__ = path
+    sys.modules["submission"] = module
+    exec(code, module.__dict__)
+    return module
+
+
+class ContractError(Exception):
+    """The submission does not define what the contract asks for."""
+
+
+def resolve(module, contract: dict, path: str, backend: str):
+    """Check the constants and the kernel the contract names; returns (kernel, constants)."""
+    consts = {}
+    for c in contract["constants"]:
+        name = c["name"]
+        if not hasattr(module, name):
+            raise ContractError(f"the submission does not define {name}")
+        value = getattr(module, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ContractError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        if not c["low"] <= value <= c["high"]:
+            raise ContractError(f"{name} = {value} is outside {c['low']}..{c['high']}")
+        if c["power_of_two"] and value & (value - 1):
+            raise ContractError(f"{name} = {value} is not a power of two")
+        consts[name] = value
+    for expr, message in contract["checks"]:
+        if not eval(expr, {"__builtins__": {}}, dict(consts)):
+            raise ContractError(message.format(**consts))
+    name = contract["kernel"]
+    if not hasattr(module, name):
+        raise ContractError(f"the submission does not define {name}")
+    kernel = getattr(module, name)
+    _check_kernel(kernel, name, contract, path, backend)
+    return kernel, consts
+
+
+def _check_kernel(kernel, name: str, contract: dict, path: str, backend: str) -> None:
+    what = "device function" if contract["device_function"] else "kernel"
+    decorator = "@cuda.jit(device=True)" if contract["device_function"] else "@cuda.jit"
+    if backend == "sim":
+        from numba.cuda.simulator.kernel import FakeCUDAKernel as KernelType
+    else:
+        from numba.cuda.dispatcher import CUDADispatcher as KernelType
+    if not isinstance(kernel, KernelType):
+        raise ContractError(
+            f"{name} must be a Numba CUDA {what} ({decorator} def {name}(...)), "
+            f"got {type(kernel).__name__}")
+    py_func = getattr(kernel, "py_func", None)
+    if getattr(getattr(py_func, "__code__", None), "co_filename", None) != path:
+        raise ContractError(f"{name} must be defined in the submission itself")
+    is_device = bool(getattr(kernel, "_device", False) or
+                     getattr(getattr(kernel, "targetoptions", {}), "get", lambda *_: False)("device"))
+    if is_device != contract["device_function"]:
+        raise ContractError(f"{name} must be declared with {decorator}")
+    nargs = py_func.__code__.co_argcount
+    if nargs != len(contract["args"]):
+        raise ContractError(
+            f"{name} must take {len(contract['args'])} arguments "
+            f"({', '.join(contract['args'])}), it takes {nargs}")
+
+
+def _ceil(x) -> int:
+    return math.ceil(x)
+
+
+def launch_shape(exprs, params: dict, consts: dict) -> tuple[int, ...]:
+    env = {**params, **consts, "ceil": _ceil}
+    return tuple(int(eval(e, {"__builtins__": {}}, env)) for e in exprs)
+
+
+def ptx_facts(kernel, contract: dict, backend: str) -> dict:
+    """Compile the kernel's Python function to PTX (no GPU needed) and read off shared memory
+    and barrier counts. Raises Numba's typing/lowering errors for code a GPU would reject."""
+    from numba import cuda, types as nbtypes
+
+    sig = tuple(eval(s, {"__builtins__": {}}, vars(nbtypes)) for s in contract["signature"])
+    cc = cuda.get_current_device().compute_capability if backend == "gpu" else (9, 0)
+    ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc, lineinfo=True,
+                              device=contract["device_function"])
+    shared = sum(int(n) for n in re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\S+\[(\d+)\]", ptx))
+    barriers = len(re.findall(r"\b(?:bar|barrier)\.sync(?:\.aligned)?\s", ptx))
+    return {"shared_bytes": shared, "barriers": barriers}
+
+
+def _device_views(cuda, host_buffers: dict, shapes: dict):
+    """Copy guarded host buffers to the device; return (device buffers, device views)."""
+    dbufs, views = {}, {}
+    for name, (buf, margin) in host_buffers.items():
+        d = cuda.to_device(buf)
+        size = int(math.prod(shapes[name]))
+        dbufs[name] = d
+        views[name] = d[margin:margin + size].reshape(shapes[name])
+    return dbufs, views
+
+
+def run_case(cuda, kernel, contract, consts, case, driver):
+    host = {}
+    shapes = {}
+    for name, arr in case["inputs"].items():
+        host[name] = buffers.guarded_input(arr)
+        shapes[name] = arr.shape
+    for name, (shape, dtype) in case["outputs"].items():
+        host[name] = buffers.guarded_output(tuple(shape), dtype)
+        shapes[name] = tuple(shape)
+    dbufs, views = _device_views(cuda, host, shapes)
+    args = [views[a] for a in contract["args"]]
+    if driver is not None:
+        driver.drive(kernel, views, case["params"], consts)
+    else:
+        grid = launch_shape(contract["grid"], case["params"], consts)
+        block = launch_shape(contract["block"], case["params"], consts)
+        kernel[grid, block](*args)
+    cuda.synchronize()
+    return {name: dbufs[name].copy_to_host() for name in case["outputs"]}
+
+
+def _is_sticky(exc: BaseException) -> bool:
+    """A CUDA error after which the context is unusable (illegal address, launch failure)."""
+    text = f"{type(exc).__name__} {exc}"
+    return any(s in text for s in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "UNKNOWN", "MISALIGNED",
+                                   "ILLEGAL_INSTRUCTION", "HARDWARE_STACK", "ASSERT"))
+
+
+def run_timing(cuda, kernel, contract, consts, timing, driver):
+    from . import timing as timing_mod
+
+    solution = import_solution(timing["solution_path"], consts)
+    reference = getattr(solution, contract["kernel"])
+    host = {name: (arr, 0) for name, arr in timing["inputs"].items()}
+    shapes = {name: arr.shape for name, arr in timing["inputs"].items()}
+    for name, (shape, dtype) in timing["outputs"].items():
+        import numpy as np
+        host[name] = (np.zeros(tuple(shape), dtype).ravel(), 0)
+        shapes[name] = tuple(shape)
+    _, views = _device_views(cuda, host, shapes)
+    args = [views[a] for a in contract["args"]]
+    grid = launch_shape(contract["grid"], timing["params"], consts)
+    block = launch_shape(contract["block"], timing["params"], consts)
+    return timing_mod.time_interleaved(
+        cuda,
+        lambda: kernel[grid, block](*args),
+        lambda: reference[grid, block](*args),
+        rounds=timing["rounds"],
+    )
+
+
+def import_solution(path: str, consts: dict) -> types.ModuleType:
+    """The instructor's module with the student's constants (e.g. TILE_WIDTH) set before its
+    kernels are first compiled, so timing compares like with like."""
+    module = types.ModuleType("instructor_solution")
+    module.__file__ = path
+    with open(path, encoding="utf-8") as f:
+        exec(compile(f.read(), path, "exec"), module.__dict__)
+    for name, value in consts.items():
+        setattr(module, name, value)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    global _channel_fd
+    _channel_fd = int(argv[0])
+    request = pickle.load(sys.stdin.buffer)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    backend = request["backend"]
+    if backend == "sim":
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    path, contract, phases = request["source_path"], request["contract"], request["phases"]
+    send({"type": "hello", "pid": os.getpid()})
+
+    from numba import cuda
+
+    if backend == "gpu":
+        dev = cuda.get_current_device()
+        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        send({"type": "device", "name": name})
+    try:
+        module = import_submission(path)
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt included
+        send_error("import", exc, path)
+        return 0
+    try:
+        kernel, consts = resolve(module, contract, path, backend)
+    except ContractError as exc:
+        send({"type": "error", "phase": "contract", "message": str(exc), "lineno": None})
+        return 0
+    except BaseException as exc:
+        send_error("contract", exc, path)
+        return 0
+    send({"type": "imported", "constants": consts})
+
+    if "compile" in phases:
+        try:
+            send({"type": "compiled", **ptx_facts(kernel, contract, backend)})
+        except BaseException as exc:
+            send_error("compile", exc, path)
+
+    driver = None
+    if contract["driver"]:
+        import importlib
+        driver = importlib.import_module(contract["driver"])
+
+    if "run" in phases:
+        for case in request["cases"]:
+            send({"type": "start", "id": case["id"]})
+            try:
+                outs = run_case(cuda, kernel, contract, consts, case, driver)
+            except BaseException as exc:
+                send_error("run", exc, path, id=case["id"], fatal=_is_sticky(exc))
+                if _is_sticky(exc):
+                    return 0
+                continue
+            send({"type": "case", "id": case["id"]}, outs)
+
+    if "time" in phases and request.get("timing"):
+        send({"type": "start", "id": "timing"})
+        try:
+            result = run_timing(cuda, kernel, contract, consts, request["timing"], driver)
+            send({"type": "timing", **result})
+        except BaseException as exc:
+            send_error("timing", exc, path)
+    send({"type": "done"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""Renderers for :class:`autograder.results.ExerciseResult`: console tables and JSON."""

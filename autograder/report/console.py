@@ -1,0 +1,48 @@
+"""Readable tables for a terminal: one submission's tests, or a class's scores."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..results import ExerciseResult, Status
+
+STATUS_STYLE = {
+    Status.PASSED: "green", Status.FAILED: "red", Status.ERROR: "red",
+    Status.TIMEOUT: "magenta", Status.SKIPPED: "yellow",
+}
+
+
+def result_table(result: ExerciseResult) -> Table:
+    """One row per test: name, kind, status, points, and what went wrong."""
+    title = (f"{result.exercise} — {result.submission} on {result.device}: "
+             f"{result.score:g} / {result.max_score:g}"
+             + (" (provisional)" if result.provisional else ""))
+    table = Table(title=title, show_lines=False, expand=False)
+    for col in ("test", "kind", "status", "points", "message"):
+        table.add_column(col, overflow="fold")
+    for t in result.tests:
+        table.add_row(t.name, t.kind.value, Text(t.status.value, style=STATUS_STYLE[t.status]),
+                      f"{t.points:g}/{t.max_points:g}", t.message)
+    return table
+
+
+def print_result(result: ExerciseResult, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(result_table(result))
+    if result.seed is not None:
+        console.print(f"seed {result.seed} (replay with --seed {result.seed})", style="dim")
+    for note in result.notes:
+        console.print(note, style="dim")
+
+
+def class_table(rows: list[dict], title: str = "Class scores") -> Table:
+    """``rows``: dicts with student, exercise, score, max_score, provisional, summary."""
+    table = Table(title=title)
+    for col in ("student", "exercise", "score", "summary"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        score = f"{r['score']:g} / {r['max_score']:g}" + (" *" if r.get("provisional") else "")
+        table.add_row(r["student"], r["exercise"], score, r.get("summary", ""))
+    return table
