@@ -1,0 +1,39 @@
+"""Shared fixtures: grading on the simulator, and the paths of solutions and mutants."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from autograder import known_bad
+from autograder.grader import grade, gpu_available
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+FILES = ROOT / "tests" / "files"
+
+# The same tests run on the simulator (CI, laptops) and on a GPU (KERNELGRADE_TEST_DEVICE=gpu).
+TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
+
+
+def grade_file(path, exercise: str, **kw):
+    """Grade ``path`` for ``exercise`` on the test device with a fixed seed."""
+    kw.setdefault("seed", 20261122)
+    return grade(path, exercise, device=TEST_DEVICE, **kw)
+
+
+def assert_full_marks(result):
+    problems = known_bad.full_marks_problems(result)
+    assert not problems, "instructor solution lost points:\n" + "\n".join(problems)
+
+
+def assert_rejected(path, result):
+    problems = known_bad.unmet(path, result)
+    assert not problems, f"{Path(path).name}: " + "; ".join(problems) + "\n" + \
+        "\n".join(f"  {t.name}: {t.status.value} {t.message[:200]}" for t in result.tests)
+
+
+def needs_gpu(reason: str = "needs a CUDA GPU"):
+    return pytest.mark.skipif(TEST_DEVICE != "gpu" or not gpu_available(), reason=reason)
