@@ -50,6 +50,38 @@ def grade(
         console_report.print_result(result)
 
 
+@app.command()
+def solutions(
+    device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
+    exercise: Optional[list[str]] = typer.Option(None, "--exercise", "-e",
+                                                 help="Only these exercises (repeatable)."),
+    seed: Optional[int] = typer.Option(None, help="Seed for every grading run."),
+) -> None:
+    """Grade every instructor solution and known-bad submission; exit 1 if any verdict is wrong."""
+    from rich.table import Table
+
+    from .self_check import check_exercise
+
+    names = exercise or exercises.names()
+    for name in names:
+        if name not in exercises.names():
+            _fail(str(exercises.UnknownExercise(name)))
+    out = Console(width=None if sys.stdout.isatty() else 160)
+    table = Table(title="Instructor solutions and known-bad submissions")
+    for col in ("exercise", "submission", "expected", "got", "verdict", "s"):
+        table.add_column(col, overflow="fold")
+    bad = 0
+    for name in names:
+        for row in check_exercise(name, device, seed):
+            bad += not row.ok
+            table.add_row(row.exercise, row.submission, row.expected, row.got,
+                          "[green]ok[/green]" if row.ok else "[red]WRONG[/red]",
+                          f"{row.seconds:.1f}")
+    out.print(table)
+    out.print(f"{bad} wrong verdict(s)")
+    raise typer.Exit(1 if bad else 0)
+
+
 @app.command("exercises")
 def list_exercises() -> None:
     """List the exercises and where they come from."""

@@ -21,6 +21,7 @@ import numpy as np
 from . import exercises
 from .compare import check_margins, compare_output
 from .exercises.base import Exercise
+from .harness import launch_shape
 from .results import ExerciseResult, Kind, Status, TestResult
 from .sandbox import ChildRun, Limits, run_child, scratch_dir
 from .submission import Source, SubmissionError, load_source
@@ -200,7 +201,8 @@ def _early_failure(source: Source, run: ChildRun, limits_hint: str) -> tuple[Sta
         return None
     for header, _ in run.records:
         if header.get("type") == "error" and header.get("phase") in ("import", "contract"):
-            what = "importing your code failed" if header["phase"] == "import" else "contract"
+            what = ("importing your code failed" if header["phase"] == "import"
+                    else "your code does not fit the exercise")
             return Status.ERROR, f"{_where(source, header)}{what}: {header['message']}"
     if run.ended == "timeout":
         return Status.TIMEOUT, ("your code's top-level statements did not finish in time "
@@ -221,11 +223,13 @@ def _collect(exercise, source, backend, cases, run, compiled_run) -> list[TestRe
         return _all_tests(exercise, *early)
     outputs = {h["id"]: arrays for h, arrays in run.of_type("case")}
     errors = {h["id"]: h for h, _ in run.of_type("error") if h.get("phase") == "run"}
+    consts = run.first("imported")["constants"]
     tests = []
     correct_everywhere = True
     for c in cases:
         spec = c.spec
-        status, points, msg = _judge_case(exercise, source, backend, c, outputs, errors, run)
+        status, points, msg = _judge_case(exercise, source, backend, c, outputs, errors, run,
+                                          consts)
         if status is not Status.PASSED and status is not Status.SKIPPED:
             correct_everywhere = False
         tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,
@@ -237,7 +241,7 @@ def _collect(exercise, source, backend, cases, run, compiled_run) -> list[TestRe
     return tests
 
 
-def _judge_case(exercise, source, backend, c, outputs, errors, run):
+def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
     spec = c.spec
     if backend == "sim" and not spec.sim:
         return Status.SKIPPED, 0.0, SIM_SKIP
@@ -253,9 +257,10 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run):
         return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "
                                    f"{run.exit_code}) or an earlier kernel broke the GPU context"
                                    + _output_hint(run))
-    expected = exercise.reference(c.inputs, spec.params)
+    expected = exercise.reference(c.inputs, {**spec.params, **consts})
     problems = []
     for name, (shape, _) in c.outputs.items():
+        shape = launch_shape(shape, spec.params, consts)
         buf = outputs[c.id][name]
         margin_msg = check_margins(name, buf, tuple(shape))
         got = buf[(buf.size - int(np.prod(shape))) // 2:][: int(np.prod(shape))].reshape(shape)

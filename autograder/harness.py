@@ -120,8 +120,11 @@ def _ceil(x) -> int:
 
 
 def launch_shape(exprs, params: dict, consts: dict) -> tuple[int, ...]:
+    """A grid, block or array shape: each entry an int or an expression over the case's
+    parameters and the submission's constants (``"ceil(n / BLOCK_SIZE)"``)."""
     env = {**params, **consts, "ceil": _ceil}
-    return tuple(int(eval(e, {"__builtins__": {}}, env)) for e in exprs)
+    return tuple(e if isinstance(e, int) else int(eval(e, {"__builtins__": {}}, env))
+                 for e in exprs)
 
 
 def ptx_facts(kernel, contract: dict, backend: str) -> dict:
@@ -156,8 +159,8 @@ def run_case(cuda, kernel, contract, consts, case, driver):
         host[name] = buffers.guarded_input(arr)
         shapes[name] = arr.shape
     for name, (shape, dtype) in case["outputs"].items():
-        host[name] = buffers.guarded_output(tuple(shape), dtype)
-        shapes[name] = tuple(shape)
+        shapes[name] = launch_shape(shape, case["params"], consts)
+        host[name] = buffers.guarded_output(shapes[name], dtype)
     dbufs, views = _device_views(cuda, host, shapes)
     args = [views[a] for a in contract["args"]]
     if driver is not None:
@@ -186,8 +189,8 @@ def run_timing(cuda, kernel, contract, consts, timing, driver):
     shapes = {name: arr.shape for name, arr in timing["inputs"].items()}
     for name, (shape, dtype) in timing["outputs"].items():
         import numpy as np
-        host[name] = (np.zeros(tuple(shape), dtype).ravel(), 0)
-        shapes[name] = tuple(shape)
+        shapes[name] = launch_shape(shape, timing["params"], consts)
+        host[name] = (np.zeros(shapes[name], dtype).ravel(), 0)
     _, views = _device_views(cuda, host, shapes)
     args = [views[a] for a in contract["args"]]
     grid = launch_shape(contract["grid"], timing["params"], consts)

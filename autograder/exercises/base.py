@@ -118,8 +118,11 @@ class Exercise:
 
     ``make_inputs(params, rng) -> {name: array}`` builds the inputs of one case (``rng`` is a
     ``numpy.random.Generator`` seeded from the secret seed); ``outputs(params) -> {name: (shape,
-    dtype)}`` gives the output buffers; ``reference(inputs, params) -> {name: array}`` computes the
-    expected outputs in float64 (or exactly, for integers).
+    dtype)}`` gives the output buffers, each dimension an int or, where it depends on the
+    submission's constants, an expression like the contract's grid (``"ceil(n / BLOCK_SIZE)"``);
+    ``reference(inputs, params) -> {name: array}`` computes the expected outputs in float64 (or
+    exactly, for integers), with the submission's constants (e.g. ``BLOCK_SIZE``) added to
+    ``params``.
     ``source`` names the lesson or lecture the exercise comes from; ``solution`` is the file name
     of the instructor solution in ``solutions/``; ``needs_gpu`` exercises are all ``skipped`` on
     the simulator.

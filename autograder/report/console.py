@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -29,7 +31,7 @@ def result_table(result: ExerciseResult) -> Table:
 
 
 def print_result(result: ExerciseResult, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or Console(width=None if sys.stdout.isatty() else 160)
     console.print(result_table(result))
     if result.seed is not None:
         console.print(f"seed {result.seed} (replay with --seed {result.seed})", style="dim")

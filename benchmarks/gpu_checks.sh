@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The project's GPU checks, for the `device` machine (or any machine with an NVIDIA GPU).
+# Usage: bash benchmarks/gpu_checks.sh [OUTDIR]   — prints a short table last.
+# On the device machine, carry a numpy 2.4 wheel in .whl/ (the image's numpy 2.5 breaks numba-cuda).
+set -uo pipefail
+OUT_DIR=${1:-${OUT:-/tmp/kernelgrade-gpu}}
+mkdir -p "$OUT_DIR"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+AG="python3 -m autograder.cli"
+DATE=$(date -u +%Y-%m-%d)
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+{
+  echo "device: $GPU"; echo "date: $DATE"
+  python3 -c 'import numba, numba.cuda, numpy, sys; print("python", sys.version.split()[0], "numba", numba.__version__, "numba-cuda", getattr(numba.cuda, "__version__", "?"), "numpy", numpy.__version__)'
+} | tee "$OUT_DIR/env.txt"
+
+declare -A STATUS
+run_check() {  # name, command...
+  local name=$1; shift
+  echo "=== $name: $*"
+  local start=$(date +%s.%N)
+  "$@" > "$OUT_DIR/$name.txt" 2>&1
+  local rc=$?
+  local secs=$(python3 -c "import time; print(f'{$(date +%s.%N)-$start:.1f}')")
+  tail -n 40 "$OUT_DIR/$name.txt"
+  STATUS[$name]="rc=$rc ${secs}s"
+}
+
+# 1. Latency of one tiled_matmul submission, fresh process each time (start-up, JIT, all tests).
+for i in 1 2 3; do
+  run_check "latency_tiled_matmul_$i" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --json
+done
+# 2. Every instructor solution and known-bad submission.
+run_check solutions $AG solutions --device gpu ${EXERCISES:-}
+# 3. The test suite's device-independent tests, on the GPU.
+run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_tiled_matmul.py tests/test_matmul_any_size.py tests/test_bad_input.py}
+# 4. The example class, if present.
+if [ -d examples/submitted ]; then
+  run_check example_class $AG batch examples/submitted --device gpu --db "$OUT_DIR/class.sqlite"
+fi
+
+echo
+echo "| check | result |"
+echo "| --- | --- |"
+for k in $(echo "${!STATUS[@]}" | tr ' ' '\n' | sort); do echo "| $k | ${STATUS[$k]} |"; done

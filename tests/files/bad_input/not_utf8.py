@@ -1,0 +1,1 @@
+ÿþTILE_WIDTH = 16

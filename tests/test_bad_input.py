@@ -1,0 +1,74 @@
+"""Bad input gets a clear message and a score of 0, never a traceback or a lost grade."""
+
+import time
+
+import pytest
+
+from autograder.results import Status
+from autograder.sandbox import Limits
+from conftest import FILES, grade_file
+
+BAD = FILES / "bad_input"
+EXERCISE = "tiled_matmul"
+
+
+def _statuses(result):
+    return {t.status for t in result.tests}
+
+
+@pytest.mark.parametrize("name, status, words", [
+    ("syntax_error.py", Status.ERROR, "does not parse"),
+    ("not_utf8.py", Status.ERROR, "not UTF-8"),
+    ("malformed.ipynb", Status.ERROR, "not a valid notebook"),
+    ("no_code.ipynb", Status.ERROR, "no code"),
+    ("missing_kernel.py", Status.ERROR, "does not define tiled_matmul"),
+    ("fake_kernel.py", Status.ERROR, "must be a Numba CUDA kernel"),
+    ("bad_tile_width.py", Status.ERROR, "TILE_WIDTH = 64 is outside 1..32"),
+    ("wrong_signature.py", Status.ERROR, "must take 3 arguments"),
+    ("exits_early.py", Status.ERROR, "SystemExit"),
+    ("os_exit.py", Status.ERROR, "ended while importing"),
+    ("does_not_exist.py", Status.ERROR, "does not exist"),
+])
+def test_bad_input_scores_zero_with_a_message(name, status, words):
+    result = grade_file(BAD / name, EXERCISE)
+    assert result.score == 0
+    assert result.max_score == 100
+    assert status in _statuses(result)
+    assert any(words in t.message for t in result.tests), [t.message for t in result.tests]
+
+
+def test_syntax_error_names_the_line():
+    result = grade_file(BAD / "syntax_error.py", EXERCISE)
+    assert "line 5" in result.tests[0].message
+
+
+def test_hung_import_is_a_timeout_within_the_limit():
+    limits = Limits(import_timeout=3, case_timeout=3, total_timeout=10)
+    start = time.monotonic()
+    result = grade_file(BAD / "hangs_at_import.py", EXERCISE, limits=limits)
+    assert time.monotonic() - start < 3 + 10
+    assert result.score == 0
+    assert _statuses(result) == {Status.TIMEOUT}
+
+
+def test_spinning_kernel_is_a_timeout_and_grading_goes_on():
+    limits = Limits(import_timeout=20, case_timeout=3, total_timeout=20)
+    start = time.monotonic()
+    result = grade_file(BAD / "spins_in_kernel.py", EXERCISE, limits=limits)
+    assert time.monotonic() - start < 20 + 10
+    assert result.score <= result.tests[-2].points  # at most the concept test
+    correctness = [t for t in result.tests if t.kind.value == "correctness"]
+    assert correctness[0].status is Status.TIMEOUT
+    assert "did not finish" in correctness[0].message
+
+
+def test_code_rejected_by_the_gpu_compiler_is_an_error_on_the_simulator_too():
+    result = grade_file(BAD / "typing_error_gpu_only.py", EXERCISE)
+    concept = next(t for t in result.tests if t.kind.value == "concept")
+    assert concept.status is Status.ERROR
+    assert "does not compile for a real GPU" in concept.message
+
+
+def test_printed_fake_result_does_not_change_the_score():
+    result = grade_file(BAD / "os_exit.py", EXERCISE)
+    assert result.score == 0
