@@ -59,8 +59,18 @@ def resolve_device(device: str) -> str:
 
 
 def solution_path(exercise: Exercise) -> Path:
-    """Path of the instructor solution file (installed as ``autograder.solutions``)."""
-    return Path(str(resources.files("autograder.solutions").joinpath(exercise.solution)))
+    """Path of the instructor solution file: ``solutions/`` of a source checkout, else the
+    installed copy (``autograder.solutions``). Raises ``FileNotFoundError`` when neither exists."""
+    in_checkout = Path(__file__).resolve().parents[1] / "solutions" / exercise.solution
+    if in_checkout.is_file():
+        return in_checkout
+    try:
+        installed = Path(str(resources.files("autograder.solutions").joinpath(exercise.solution)))
+    except ModuleNotFoundError:
+        installed = None
+    if installed is None or not installed.is_file():
+        raise FileNotFoundError(f"no instructor solution {exercise.solution} for {exercise.name}")
+    return installed
 
 
 def default_limits(backend: str) -> Limits:
