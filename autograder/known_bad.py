@@ -5,10 +5,12 @@ what it must get::
 
     # kernelgrade-expect: concept=failed
     # kernelgrade-expect-gpu: timing=failed
+    # kernelgrade-expect-sim: correctness=error
 
 ``KIND=STATUS`` means at least one test of that kind (or whose name contains KIND) ends with that
-status. Plain ``expect`` lines hold on every backend, ``expect-gpu`` lines on a GPU only. Every
-mutant must also lose points.
+status. Plain ``expect`` lines hold on every backend, ``expect-gpu`` lines on a GPU only,
+``expect-sim`` lines on the simulator only (which raises ``IndexError`` where a GPU silently reads
+or writes out of bounds). Every mutant must also lose points.
 """
 
 from __future__ import annotations
@@ -19,16 +21,20 @@ from pathlib import Path
 
 from .results import ExerciseResult
 
-_EXPECT = re.compile(r"^#\s*kernelgrade-expect(-gpu)?:\s*(.+)$")
+_EXPECT = re.compile(r"^#\s*kernelgrade-expect(?:-(gpu|sim))?:\s*(.+)$")
 
 
 @dataclass(frozen=True)
 class Expectation:
-    """``selector`` (a test kind, or part of a test name) must include a test with ``status``."""
+    """``selector`` (a test kind, or part of a test name) must include a test with ``status``;
+    ``backend`` is ``"gpu"`` or ``"sim"`` for a verdict that holds on that backend only."""
 
     selector: str
     status: str
-    gpu_only: bool = False
+    backend: str | None = None
+
+    def applies_to(self, device: str) -> bool:
+        return self.backend is None or device.startswith(self.backend)
 
     def holds(self, result: ExerciseResult) -> bool:
         return any(
@@ -38,7 +44,7 @@ class Expectation:
         )
 
     def __str__(self) -> str:
-        return f"{self.selector}={self.status}" + (" (gpu)" if self.gpu_only else "")
+        return f"{self.selector}={self.status}" + (f" ({self.backend})" if self.backend else "")
 
 
 def expectations(path: str | Path) -> list[Expectation]:
@@ -49,7 +55,7 @@ def expectations(path: str | Path) -> list[Expectation]:
         if m:
             for item in m.group(2).split(","):
                 selector, _, status = item.strip().partition("=")
-                found.append(Expectation(selector.strip(), status.strip(), bool(m.group(1))))
+                found.append(Expectation(selector.strip(), status.strip(), m.group(1)))
         elif line.strip() and not line.startswith("#"):
             break
     return found
@@ -68,9 +74,8 @@ def mutants(exercise: str, root: Path | None = None) -> list[Path]:
 
 def unmet(path: str | Path, result: ExerciseResult) -> list[str]:
     """What ``result`` fails to show of the expectations of known-bad ``path`` (empty: all met)."""
-    on_gpu = result.device.startswith("gpu")
     problems = [str(e) for e in expectations(path)
-                if (on_gpu or not e.gpu_only) and not e.holds(result)]
+                if e.applies_to(result.device) and not e.holds(result)]
     if result.score >= result.max_score:
         problems.append("got full marks")
     if not expectations(path):

@@ -4,6 +4,6 @@ TILE_WIDTH = 16
 
 @cuda.jit
 def tiled_matmul(A, B, C):
-    i = 0
-    while i >= 0:
-        i = (i + 1) % 7
+    # Inputs lie in [-1, 1): this never ends, and its writes keep the compiler from removing it.
+    while A[0, 0] < 10.0:
+        C[0, 0] += 1.0

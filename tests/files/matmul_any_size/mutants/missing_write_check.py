@@ -1,4 +1,4 @@
-# kernelgrade-expect: correctness=error
+# kernelgrade-expect-sim: correctness=error
 # kernelgrade-expect-gpu: correctness=failed
 """Writes C without checking row < m and col < k."""
 

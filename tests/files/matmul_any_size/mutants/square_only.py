@@ -1,4 +1,4 @@
-# kernelgrade-expect: correctness=error
+# kernelgrade-expect-sim: correctness=error
 # kernelgrade-expect-gpu: correctness=failed
 """The square kernel used unchanged: every size taken from A.shape[0]."""
 

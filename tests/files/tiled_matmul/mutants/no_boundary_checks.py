@@ -1,4 +1,4 @@
-# kernelgrade-expect: correctness=error
+# kernelgrade-expect-sim: correctness=error
 # kernelgrade-expect-gpu: correctness=failed
 """The lecture's kernel without boundary checks: right only when width is a multiple of TILE_WIDTH."""
 
