@@ -1,0 +1,64 @@
+"""Instrumented runs of a kernel on the Numba CUDA simulator: what outputs alone miss.
+
+One launch runs on the simulator's kernel API with hooks in place, and comes back as a report
+(a JSON-serialisable dict) of
+
+- ``divergent_barriers``: barrier episodes that not every live thread of the block reaches from
+  the same ``cuda.syncthreads()`` line (a barrier inside ``if tid < stride:``, an early
+  ``return`` before a barrier, a barrier in each arm of an ``if``);
+- ``races``: shared-memory RAW / WAR / WAW hazards between two barriers, with the array, both
+  lines and both threads;
+- ``bank_conflicts``: shared-memory lines whose warp accesses hit one bank several times
+  (``max_ways`` 32 for a 32x32 float32 tile read along a column);
+- ``divergent_branches``: warp branches whose lanes went both ways (``total``, ``by_line``);
+- ``global_loads`` and ``global_loads_per_output`` (2n for a naive matmul, 2n / TILE_WIDTH
+  tiled).
+
+The same kernel gives the same report every run: the lanes run one at a time in a fixed order
+(``scheduler``), and hazards are found from the set of accesses, not from values.
+
+Calling it from the child (``autograder/harness.py``), after ``resolve`` gave ``kernel``::
+
+    from autograder.instrument import instrumented_launch, messages
+
+    args = [views[a] for a in contract["args"]]          # as run_case builds them
+    report = instrumented_launch(kernel, grid, block, args, max_blocks=4)
+    send({"type": "instrumented", "report": report})     # plain JSON types only
+
+- Run it in a child with ``NUMBA_ENABLE_CUDASIM=1`` (set before numba is imported), on a small
+  case (tens to a few hundred threads per block; each block costs about as much as a plain
+  simulator block). It also works in a GPU child: the kernel's Python function runs on the
+  simulator's API, real device arrays are copied to the host and back; it never touches the GPU.
+- Give it its own buffers, or do it after the outputs were sent: it writes the outputs, but
+  ``max_blocks`` leaves blocks out and a racy kernel's values follow the fixed thread order, so
+  never grade the outputs of an instrumented run.
+- ``max_blocks`` runs that many blocks, evenly spaced and including the first and the last (edge
+  blocks are where bounds checks diverge); ``report["blocks_run"]`` says how many ran.
+- If the kernel raises, ``report["error"]`` holds the message, ``where`` (line) and the thread;
+  the findings cover what ran before. The launch itself only raises for a bad launch
+  configuration.
+- Lines are lines of the file the code came from: ``report["file"]`` is the kernel's; an entry
+  from another file (a device function imported from elsewhere) carries its own ``"file"``.
+
+In the grader, with the report::
+
+    for m in messages(report, where=cell_label, max_loads_per_output=2 * n / tile):
+        ...  # m["concept"], m["severity"] (error / warning / info), m["line"], m["file"],
+             # m["lines"], m["text"]: e.g. a concept test failed by each "error" message
+
+``where(file, line) -> str`` renders a location ("cell 4, line 7"); by default "line 7".
+Thresholds belong to the exercise: compare ``report["divergent_branches"]["total"]``,
+``report["bank_conflicts"][i]["max_ways"]`` or ``report["global_loads_per_output"]`` with the
+instructor kernel's report at the same launch.
+
+Limits: shared and global arrays only (local arrays, constant memory and registers are not
+seen); a warp instruction is the k-th access of each lane at one line, so lanes that diverged
+before are lined up approximately; bank widths assume 4-byte banks (8-byte elements count two
+words); ``and``/``or`` short-circuits are not counted as branches; the simulator's own
+limitations hold (one ``cuda.shared.array`` per line, no warp primitives).
+"""
+
+from .launch import instrumented_launch
+from .messages import messages
+
+__all__ = ["instrumented_launch", "messages"]

@@ -1,0 +1,143 @@
+"""``instrumented_launch``: run one launch of a kernel on the simulator with every hook in place
+and return the report (a JSON-serialisable dict)."""
+
+from __future__ import annotations
+
+import math
+import traceback
+
+import numpy as np
+
+from .banks import BankConflicts
+from .barriers import DivergentBarriers
+from .divergence import DivergentBranches
+from .loads import GlobalLoads
+from .memory import Atomics, SharedMemory, global_proxy
+from .races import SharedRaces
+from .rewrite import instrumented, swapped_device_functions
+from .scheduler import BlockRunner, KernelFailure
+from .trace import Recorder
+
+REPORT_VERSION = 1
+
+
+def select_blocks(grid_dim: tuple[int, int, int], max_blocks: int | None) -> list[tuple]:
+    """Every block in the simulator's order, or ``max_blocks`` of them evenly spaced over that
+    order, first and last included (edge blocks are where guards diverge)."""
+    blocks = list(np.ndindex(*grid_dim))
+    if max_blocks is None or max_blocks >= len(blocks):
+        return blocks
+    if max_blocks < 1:
+        raise ValueError("max_blocks must be at least 1")
+    if max_blocks == 1:
+        return blocks[:1]
+    step = (len(blocks) - 1) / (max_blocks - 1)
+    return [blocks[round(i * step)] for i in range(max_blocks)]
+
+
+def _module(grid_dim, block_dim, dynshared, rec):
+    from numba.cuda.simulator.kernelapi import FakeCUDAModule
+
+    module = FakeCUDAModule(grid_dim, block_dim, dynshared)
+    module._shared = SharedMemory(rec, dynshared)
+    module._atomic = Atomics()
+    return module
+
+
+def _kernel_args(args, names, rec, writebacks):
+    """The simulator's own argument rules (host arrays copied in and back), then proxies."""
+    from numba.cuda.simulator.args import ArgHint, InOut
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    out = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, np.ndarray) and arg.ndim > 0:
+            arg = InOut(arg).to_device(writebacks)
+        elif isinstance(arg, ArgHint):
+            arg = arg.to_device(writebacks)
+        elif isinstance(arg, np.void):
+            arg = FakeCUDAArray(arg)
+        elif hasattr(arg, "copy_to_host") and not isinstance(arg, FakeCUDAArray):
+            arg = _from_device(arg, writebacks)   # a real GPU array, in a GPU process
+        if isinstance(arg, FakeCUDAArray) and isinstance(arg._ary, np.ndarray) \
+                and arg._ary.dtype.names is None:
+            name = names[i] if i < len(names) else f"argument {i}"
+            arg = global_proxy(rec, arg, name)
+        out.append(arg)
+    return out
+
+
+def _from_device(device_array, writebacks):
+    """A host copy to run on, copied back to the device array after the launch."""
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    host = device_array.copy_to_host()
+    writebacks.append(lambda: device_array.copy_to_device(host))
+    return FakeCUDAArray(host)
+
+
+def _error(rec, failure: KernelFailure) -> dict:
+    line = None
+    for frame, lineno in traceback.walk_tb(failure.exc.__traceback__):
+        if frame.f_code.co_filename in rec.files:
+            line = rec.where(rec.file_offset(frame.f_code.co_filename) + lineno)
+    return {"message": f"{type(failure.exc).__name__}: {failure.exc}"[:500],
+            "where": line, "thread": rec.thread_index(failure.tid),
+            "block": [int(b) for b in failure.block]}
+
+
+def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None = None,
+                        dynshared: int = 0) -> dict:
+    """Launch ``kernel[griddim, blockdim](*args)`` on the simulator, instrumented; see the
+    package docstring for the report's keys. Runs only ``max_blocks`` blocks when given."""
+    from numba.cuda.errors import normalize_kernel_dimensions
+    from numba.cuda.simulator.kernel import _push_kernel_context
+    from numba.cuda.simulator.kernelapi import swapped_cuda_module
+
+    grid_dim, block_dim = normalize_kernel_dimensions(griddim, blockdim)
+    py_func = getattr(kernel, "py_func", kernel)
+    code = py_func.__code__
+    analyses = [DivergentBarriers(), SharedRaces(), BankConflicts(), DivergentBranches(),
+                GlobalLoads()]
+    rec = Recorder(code.co_filename, block_dim, analyses)
+    fn = instrumented(py_func, rec)
+    notes = []
+    if fn is None:
+        fn = py_func
+        notes.append("the kernel's source could not be read: branches were not counted")
+    blocks = select_blocks(grid_dim, max_blocks)
+    module = _module(grid_dim, block_dim, dynshared, rec)
+    error = None
+    writebacks = []
+    with _push_kernel_context(module), swapped_cuda_module(fn, module), \
+            swapped_device_functions(py_func, rec):
+        kargs = _kernel_args(args, code.co_varnames[:code.co_argcount], rec, writebacks)
+        runner = BlockRunner(fn, block_dim, rec)
+        try:
+            for block in blocks:
+                runner.run_block(tuple(int(b) for b in block), kargs)
+        except KernelFailure as failure:
+            error = _error(rec, failure)
+        finally:
+            runner.close()
+    for wb in writebacks:
+        wb()
+    report = {
+        "version": REPORT_VERSION,
+        "kernel": code.co_name,
+        "file": code.co_filename,
+        "griddim": list(grid_dim),
+        "blockdim": list(block_dim),
+        "blocks_run": len(blocks) if error is None else None,
+        "blocks_total": math.prod(grid_dim),
+        "error": error,
+        "notes": notes,
+        "shared_arrays": [{"name": a.name, "line": a.line, "shape": list(a.shape),
+                           "dtype": a.dtype} for a in rec.arrays if a.space == "shared"],
+    }
+    for a in analyses:
+        report[a.key] = a.result(rec)
+    report["global_loads_per_output"] = report["global_loads"]["per_output"]
+    if fn is py_func:
+        report["divergent_branches"] = None
+    return report

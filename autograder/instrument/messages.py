@@ -1,0 +1,162 @@
+"""Short student-facing messages from an instrumented-run report.
+
+Each message is a dict: ``concept`` (barrier, race, bank_conflict, divergence, global_loads,
+error), ``severity`` (error, warning, info), ``line`` and ``file`` (the first location involved,
+to map to a notebook cell; None for a message about no line), ``lines`` (all of them) and ``text``. ``where(file, line)`` renders a
+location in the text; the default writes "line N".
+"""
+
+from __future__ import annotations
+
+_SEVERITY = {"error": 0, "warning": 1, "info": 2}
+_HAZARD = {"RAW": "read-after-write", "WAR": "write-after-read", "WAW": "write-after-write"}
+
+
+def _default_where(file, line):
+    return f"line {line}"
+
+
+def _thread(index, blockdim) -> str:
+    if blockdim[1] == 1 and blockdim[2] == 1:
+        return f"thread {index[0]}"
+    if blockdim[2] == 1:
+        return f"thread ({index[0]}, {index[1]})"
+    return f"thread ({index[0]}, {index[1]}, {index[2]})"
+
+
+def _times(n: int, word: str = "time") -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _element(array, index) -> str:
+    return f"{array}[{', '.join(str(i) for i in index)}]"
+
+
+def _msg(concept, severity, locs, text):
+    first = locs[0] if locs else {}
+    lines = []
+    for loc in locs:
+        if loc["line"] not in lines:
+            lines.append(loc["line"])
+    return {"concept": concept, "severity": severity, "line": first.get("line"),
+            "file": first.get("file"), "lines": lines, "text": text}
+
+
+def _barriers(report, where, file):
+    out = []
+    for b in report.get("divergent_barriers") or []:
+        locs = [{**a, "file": a.get("file", file)} for a in b["arrivals"]]
+        total = b["block_threads"]
+        if len(locs) == 1:
+            a = locs[0]
+            fewer = (f" (down to {b['fewest_threads']} later)"
+                     if b.get("fewest_threads", a["threads"]) < a["threads"] else "")
+            text = (f"{where(a['file'], a['line'])}: this barrier is reached by only "
+                    f"{a['threads']} of {total} threads of the block{fewer}; the other threads "
+                    f"{'finish the kernel' if b['exited'] else 'wait elsewhere'} without "
+                    f"it. Every thread of a block must reach the same cuda.syncthreads(): "
+                    f"move it out of the if, or past the early return.")
+        else:
+            parts = ", ".join(f"{a['threads']} threads at {where(a['file'], a['line'])}"
+                              for a in locs)
+            if b["exited"]:
+                parts += f", {b['exited']} finished"
+            text = (f"{where(locs[0]['file'], locs[0]['line'])}: the threads of one block "
+                    f"wait at different barriers ({parts}). Every thread of a "
+                    f"block must reach the same cuda.syncthreads() call.")
+        out.append(_msg("barrier", "error", locs, text))
+    return out
+
+
+def _races(report, where, file):
+    grouped = {}
+    for r in report.get("races") or []:
+        pair = tuple(sorted((r["first"]["line"], r["second"]["line"])))
+        grouped.setdefault((r["array"], pair), []).append(r)
+    out = []
+    for (array, _), races in grouped.items():
+        r = races[0]
+        a, b = r["first"], r["second"]
+        fa, fb = a.get("file", file), b.get("file", file)
+        verb = {"read": "reads", "write": "writes", "atomic": "updates"}
+        kinds = "/".join(sorted({_HAZARD[x["kind"]] for x in races}))
+        atomic = (", or update the element with cuda.atomic"
+                  if any(x["kind"] == "WAW" for x in races) else "")
+        text = (f"{where(fb, b['line'])}: race on shared array {array}: "
+                f"{_thread(b['thread'], report['blockdim'])} {verb[b['access']]} "
+                f"{_element(array, r['index'])} at {where(fb, b['line'])} while "
+                f"{_thread(a['thread'], report['blockdim'])} {verb[a['access']]} it at "
+                f"{where(fa, a['line'])}, with no cuda.syncthreads() in between ({kinds}, "
+                f"{_times(sum(x['count'] for x in races))}). Put a cuda.syncthreads() between "
+                f"them{atomic}.")
+        out.append(_msg("race", "error", [{"line": b["line"], "file": fb},
+                                          {"line": a["line"], "file": fa}], text))
+    return out
+
+
+def _banks(report, where, file):
+    out = []
+    for c in report.get("bank_conflicts") or []:
+        f = c.get("file", file)
+        verb = "reading" if c["access"] == "read" else "writing"
+        text = (f"{where(f, c['line'])}: {verb} {c['array']} is a {c['max_ways']}-way "
+                f"shared-memory bank conflict ({c['conflicted_instructions']} of "
+                f"{c['instructions']} warp accesses conflict): the lanes of a warp hit the "
+                f"same bank at different addresses. Pad the tile's inner dimension "
+                f"(e.g. TILE_DIM + 1) or change the access order.")
+        out.append(_msg("bank_conflict", "warning", [{"line": c["line"], "file": f}], text))
+    return out
+
+
+def _divergence(report, where, file, min_fraction):
+    out = []
+    div = report.get("divergent_branches") or {}
+    for d in div.get("by_line", []):
+        if d["divergent"] < min_fraction * d["warp_branches"]:
+            continue
+        f = d.get("file", file)
+        text = (f"{where(f, d['line'])}: this branch splits warps {_times(d['divergent'])} "
+                f"out of {d['warp_branches']} (lanes of one warp take different sides, so the warp "
+                f"runs both). Arrange the work so whole warps take the same side.")
+        out.append(_msg("divergence", "info", [{"line": d["line"], "file": f}], text))
+    return out
+
+
+def _loads(report, max_per_output):
+    per = report.get("global_loads_per_output")
+    if per is None or max_per_output is None or per <= max_per_output:
+        return []
+    g = report["global_loads"]
+    outputs = sum(g["outputs_written"].values())
+    text = (f"each output element costs {per:g} global-memory loads ({g['loads']} loads "
+            f"for {_times(outputs, 'element')}); at most {max_per_output:g} are expected. "
+            f"Load tiles into shared memory once and reuse them.")
+    return [_msg("global_loads", "warning",
+                 [{"file": report.get("file"), **loc} for loc in g["by_line"]], text)]
+
+
+def messages(report: dict, where=None, max_loads_per_output: float | None = None,
+             min_divergent_fraction: float = 0.25) -> list[dict]:
+    """Student-facing messages for ``report``, errors first, then by line. A branch line is
+    mentioned when at least ``min_divergent_fraction`` of its warp executions diverge; loads per
+    output element are mentioned (as a warning) only above ``max_loads_per_output``."""
+    where = where or _default_where
+    file = report.get("file")
+    out = []
+    err = report.get("error")
+    if err:
+        loc = err.get("where") or {}
+        at = f"{where(loc.get('file', file), loc['line'])}: " if loc else ""
+        text = (f"{at}the instrumented run stopped: {err['message']} "
+                f"({_thread(err['thread'], report['blockdim'])}, block {tuple(err['block'])}).")
+        out.append(_msg("error", "error", [loc] if loc else [], text))
+    out += _barriers(report, where, file)
+    out += _races(report, where, file)
+    out += _banks(report, where, file)
+    out += _divergence(report, where, file, min_divergent_fraction)
+    out += _loads(report, max_loads_per_output)
+    for m in out:
+        if m["line"] is not None and m["file"] is None:
+            m["file"] = file
+    return sorted(out, key=lambda m: (_SEVERITY[m["severity"]],
+                                      m["line"] if m["line"] is not None else 1 << 30))

@@ -1,0 +1,142 @@
+"""Branch hooks by rewriting the kernel's source: every ``if``/``while``/ternary test ``t`` at
+line L becomes ``__kg_br(L, t)`` and every ``for x in it`` becomes ``for x in __kg_loop(L, it)``.
+Nothing else changes, and the code keeps its file name and line numbers, so frames, tracebacks
+and the other hooks see the student's own lines. Device functions the kernel calls are rewritten
+too (see ``swapped_device_functions``).
+
+This costs one cheap call per branch executed, where ``sys.settrace`` would cost one per line.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+from contextlib import contextmanager
+
+_cache = {}   # code object -> factory(br, loop, *closure values) -> function
+
+
+class _Hooks(ast.NodeTransformer):
+    def _wrap(self, name: str, node: ast.AST, expr: ast.expr) -> ast.expr:
+        call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()),
+                        args=[ast.Constant(node.lineno), expr], keywords=[])
+        return ast.copy_location(call, expr)
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        node.test = self._wrap("__kg_br", node, node.test)
+        return node
+
+    visit_While = visit_If
+    visit_IfExp = visit_If
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        node.iter = self._wrap("__kg_loop", node, node.iter)
+        return node
+
+
+def _find_def(tree: ast.AST, code) -> ast.FunctionDef | None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+            first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+            if code.co_firstlineno in (first, node.lineno):
+                return node
+    return None
+
+
+def _factory(fn):
+    code = fn.__code__
+    if code in _cache:
+        return _cache[code]
+    factory = None
+    source = "".join(linecache.getlines(code.co_filename))
+    if source:
+        node = _find_def(ast.parse(source, code.co_filename), code)
+        if node is not None:
+            node.decorator_list = []
+            _Hooks().visit(node)
+            params = ["__kg_br", "__kg_loop", *code.co_freevars]
+            outer = ast.FunctionDef(
+                name="__kg_factory",
+                args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
+                                   kwonlyargs=[], kw_defaults=[], defaults=[]),
+                body=[node, ast.Return(ast.Name(id=node.name, ctx=ast.Load()))],
+                decorator_list=[], returns=None)
+            if "type_params" in ast.FunctionDef._fields:   # Python 3.12+
+                outer.type_params = []
+            ast.copy_location(outer, node)
+            module = ast.Module(body=[outer], type_ignores=[])
+            ast.fix_missing_locations(module)
+            namespace = {}
+            exec(compile(module, code.co_filename, "exec"), fn.__globals__, namespace)
+            factory = namespace["__kg_factory"]
+    _cache[code] = factory
+    return factory
+
+
+def instrumented(fn, rec):
+    """``fn`` with branch hooks bound to ``rec``; None when its source cannot be read."""
+    factory = _factory(fn)
+    if factory is None:
+        return None
+    br, loop = rec.branch_hooks(fn.__code__.co_filename)
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    new = factory(br, loop, *cells)
+    new.__defaults__ = fn.__defaults__
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
+
+
+def is_device_function(value) -> bool:
+    """A ``@cuda.jit(device=True)`` function: the simulator's ``FakeCUDAKernel`` or, in a
+    process with the real CUDA target, a ``CUDADispatcher``."""
+    if not hasattr(value, "py_func"):
+        return False
+    if getattr(value, "_device", False):
+        return True
+    options = getattr(value, "targetoptions", None)
+    return isinstance(options, dict) and bool(options.get("device"))
+
+
+def _device_functions(fn):
+    """(globals dict, name, device function) for each device function ``fn``'s code names."""
+    names = set()
+    stack = [fn.__code__]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    for name in sorted(names):
+        value = fn.__globals__.get(name)
+        if is_device_function(value):
+            yield fn.__globals__, name, value
+
+
+@contextmanager
+def swapped_device_functions(fn, rec):
+    """For the launch, replace the device functions ``fn`` calls (and those they call) with
+    rewritten ones, as simulator device functions, in their callers' globals; put the
+    originals back afterwards."""
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    saved, seen, todo = [], set(), [fn]
+    try:
+        while todo:
+            f = todo.pop()
+            for globs, name, dev in list(_device_functions(f)):
+                if (id(globs), name) in seen:
+                    continue
+                seen.add((id(globs), name))
+                new_fn = instrumented(dev.py_func, rec)
+                if new_fn is None:
+                    if isinstance(dev, FakeCUDAKernel):
+                        continue
+                    new_fn = dev.py_func   # no source: run it, without branch hooks
+                saved.append((globs, name, dev))
+                globs[name] = FakeCUDAKernel(new_fn, device=True)
+                todo.append(dev.py_func)
+        yield
+    finally:
+        for globs, name, dev in reversed(saved):
+            globs[name] = dev

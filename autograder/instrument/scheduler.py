@@ -1,0 +1,182 @@
+"""Deterministic execution of a block: one Python thread per CUDA thread, as in the simulator,
+but only one runs at a time and the order is fixed.
+
+In each *episode* the live lanes run, in linear thread-id order, each until it reaches a barrier
+or returns; then the episode ends (the recorder sees who arrived where and who exited) and the
+lanes at the barrier run the next episode. This is the simulator's barrier rule (release when
+every live thread waits), with the arbitrary thread interleaving replaced by a fixed one, so the
+same kernel gives the same record every run. Handing over is baton passing between locks; the
+lane threads are reused for every block of the launch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import numpy as np
+
+_INTERNAL = {os.path.abspath(__file__)}
+
+
+class Abort(BaseException):
+    """Unwinds the other lanes of a block after one of them raised."""
+
+
+def _internal_files() -> set[str]:
+    if len(_INTERNAL) == 1:
+        from numba.cuda.simulator import kernelapi
+
+        _INTERNAL.add(os.path.abspath(kernelapi.__file__))
+    return _INTERNAL
+
+
+def caller_frame(frame):
+    """The innermost frame outside the simulator's kernel API and this module."""
+    internal = _internal_files()
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) in internal:
+        frame = frame.f_back
+    return frame
+
+
+class KernelFailure(Exception):
+    """A simulated thread raised; ``lane``, ``block`` and the original exception are kept."""
+
+    def __init__(self, exc: BaseException, tid: int, block):
+        super().__init__(str(exc))
+        self.exc, self.tid, self.block = exc, tid, block
+
+
+class Lane(threading.Thread):
+    """One CUDA thread: the attributes the simulator's kernel API reads, and its barriers."""
+
+    def __init__(self, runner: "BlockRunner", tid: int, thread_idx: tuple[int, int, int]):
+        super().__init__(daemon=True, name=f"kernelgrade-lane-{tid}")
+        from numba.cuda.simulator.kernelapi import Dim3
+
+        self.runner = runner
+        self.thread_id = tid
+        self.threadIdx = Dim3(*thread_idx)
+        self.blockIdx = None
+        self.go = threading.Lock()
+        self.go.acquire()
+
+    def run(self):
+        r = self.runner
+        while True:
+            self.go.acquire()
+            if r.closing:
+                return
+            try:
+                if not r.aborting:
+                    r.fn(*r.args)
+            except Abort:
+                pass
+            except BaseException as exc:  # the kernel's own error: the launch reports it
+                r.fail(self, exc)
+            if r.closing:
+                return
+            r.lane_exit(self)
+
+    def syncthreads(self):
+        r = self.runner
+        if r.aborting:
+            raise Abort
+        r.lane_barrier(self, r.rec.loc(caller_frame(sys._getframe(1))))
+        self.go.acquire()
+        if r.aborting:
+            raise Abort
+
+    def _vote(self, value, reduce):
+        state = self.runner.block_state
+        state[self.thread_id] = bool(value)
+        self.syncthreads()
+        result = reduce(state)
+        self.syncthreads()
+        return result
+
+    def syncthreads_count(self, value):
+        return self._vote(value, lambda s: int(np.count_nonzero(s)))
+
+    def syncthreads_and(self, value):
+        return self._vote(value, lambda s: 1 if np.all(s) else 0)
+
+    def syncthreads_or(self, value):
+        return self._vote(value, lambda s: 1 if np.any(s) else 0)
+
+
+class BlockRunner:
+    def __init__(self, fn, block_dim: tuple[int, int, int], rec):
+        self.fn = fn
+        self.args = ()
+        self.rec = rec
+        self.block_state = np.zeros(rec.nthreads, dtype=np.bool_)
+        self.closing = False
+        self.aborting = False
+        self.error = None
+        self._main = threading.Lock()
+        self._main.acquire()
+        bx, by, bz = block_dim
+        self.lanes = [Lane(self, x + bx * (y + by * z), (x, y, z))
+                      for z in range(bz) for y in range(by) for x in range(bx)]
+        for lane in self.lanes:
+            lane.start()
+
+    # -- called by lanes (exactly one runs at a time) ----------------------------------------
+    def _pass(self) -> None:
+        if self._pos < len(self._queue):
+            nxt = self._queue[self._pos]
+            self._pos += 1
+            self.rec.tid = nxt.thread_id
+            nxt.go.release()
+        else:
+            self._main.release()
+
+    def lane_barrier(self, lane: Lane, loc: int) -> None:
+        self._arrived.append((lane, loc))
+        self._pass()
+
+    def lane_exit(self, lane: Lane) -> None:
+        self._exited.append(lane.thread_id)
+        self._pass()
+
+    def fail(self, lane: Lane, exc: BaseException) -> None:
+        if self.error is None:
+            self.error = KernelFailure(exc, lane.thread_id, self.rec.block)
+            self.error.__traceback__ = exc.__traceback__
+        self.aborting = True
+
+    # -- called by the launching thread ------------------------------------------------------
+    def run_block(self, block_idx: tuple[int, int, int], args) -> None:
+        from numba.cuda.simulator.kernelapi import Dim3
+
+        self.args = args
+        for lane in self.lanes:
+            lane.blockIdx = Dim3(*block_idx)
+        self.rec.block_start(block_idx)
+        queue = self.lanes
+        episode = 0
+        while queue:
+            self._queue, self._pos = queue, 0
+            self._arrived, self._exited = [], []
+            self._pass()
+            self._main.acquire()
+            if not self.aborting:
+                self.rec.episode_end(episode, [(lane.thread_id, loc) for lane, loc in
+                                               self._arrived], self._exited)
+            queue = [lane for lane, _ in self._arrived]
+            episode += 1
+        if self.error is not None:
+            raise self.error
+        self.rec.block_end()
+
+    def close(self) -> None:
+        """End every lane thread: those parked at a barrier (after a failure in the launching
+        thread) unwind with ``Abort``, the others leave their loop."""
+        self.closing = True
+        self.aborting = True
+        for lane in self.lanes:
+            lane.go.release()
+        for lane in self.lanes:
+            lane.join(timeout=5)
