@@ -1,4 +1,4 @@
-# kernelgrade-expect-sim: correctness=error
+# kernelgrade-expect: correctness=error
 """BLOCK_ROWS = 12 does not divide TILE_DIM = 32: the contract check rejects it before any
 launch (with it, the loop over j = 0, 12, 24 would run past the tile's last row)."""
 
