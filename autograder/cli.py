@@ -82,6 +82,66 @@ def solutions(
     raise typer.Exit(1 if bad else 0)
 
 
+@app.command()
+def batch(
+    submissions: Path = typer.Argument(..., help="nbgrader's submitted/ folder, or a flat "
+                                                 "folder of files (then give --exercise)."),
+    exercise: Optional[str] = typer.Option(None, "--exercise", "-e",
+                                           help="Exercise name (default: from the folders)."),
+    db: Path = typer.Option(Path("results.sqlite"), help="SQLite file; a rerun resumes."),
+    device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
+    workers: Optional[int] = typer.Option(None, help="Local Dask workers (default: one per "
+                                                     "GPU, or one per core on the simulator)."),
+    scheduler: Optional[str] = typer.Option(None, help="Address of a running Dask scheduler."),
+    seed: Optional[int] = typer.Option(None, help="The batch's secret seed (first run only)."),
+) -> None:
+    """Grade a whole class; each result is committed as it arrives, and a rerun resumes."""
+    from .batch import run_batch
+
+    if exercise is not None and exercise not in exercises.names():
+        _fail(str(exercises.UnknownExercise(exercise)))
+    try:
+        store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
+                                    progress=sys.stderr.isatty())
+    except ValueError as exc:
+        _fail(str(exc))
+    rows = store.rows()
+    out = Console(width=None if sys.stdout.isatty() else 160)
+    out.print(console_report.class_table([
+        dict(r, summary=console_report.summary(r["result"])) for r in rows],
+        title=f"Class scores ({len(rows)} submissions, {db})"))
+    for f in failures:
+        err.print(f"[red]grader error[/red] {f} (not stored; a rerun retries it)")
+    raise typer.Exit(1 if failures else 0)
+
+
+@app.command()
+def export(
+    db: Path = typer.Option(..., help="SQLite file written by `autograder batch`."),
+    fmt: str = typer.Option("csv", "--format", help="csv, gradescope or json."),
+    out: Optional[Path] = typer.Option(None, help="Output file (csv/json) or folder "
+                                                  "(gradescope); default: standard output."),
+) -> None:
+    """Export a batch's results as CSV, Gradescope results.json files, or JSON."""
+    from .report import export as exporter
+    from .store import ResultStore
+
+    if not db.is_file():
+        _fail(f"{db} does not exist")
+    rows = ResultStore(db).rows()
+    if fmt == "gradescope":
+        written = exporter.write_gradescope(rows, out or Path("gradescope"))
+        typer.echo(f"wrote {len(written)} results.json files under {out or 'gradescope'}")
+        return
+    if fmt not in ("csv", "json"):
+        _fail(f"--format must be csv, gradescope or json, not {fmt!r}")
+    text = exporter.to_csv(rows) if fmt == "csv" else exporter.to_json(rows)
+    if out:
+        out.write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
 @app.command("exercises")
 def list_exercises() -> None:
     """List the exercises and where they come from."""

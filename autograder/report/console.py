@@ -39,9 +39,19 @@ def print_result(result: ExerciseResult, console: Console | None = None) -> None
         console.print(note, style="dim")
 
 
+def summary(result: dict) -> str:
+    """One line for a class table: the first problem a student should look at."""
+    for t in result["tests"]:
+        if t["status"] not in ("passed", "skipped"):
+            return f"{t['name']}: {t['status']}: {t['message']}"[:160]
+    return "all graded tests passed" + (" (some skipped)" if result.get("provisional") else "")
+
+
 def class_table(rows: list[dict], title: str = "Class scores") -> Table:
-    """``rows``: dicts with student, exercise, score, max_score, provisional, summary."""
-    table = Table(title=title)
+    """``rows``: dicts with student, exercise, score, max_score, provisional, summary;
+    ``*`` marks a provisional score (some tests skipped, e.g. timing on the simulator)."""
+    table = Table(title=title, caption="* provisional: some tests were skipped (timing and "
+                  "the largest sizes need a GPU)")
     for col in ("student", "exercise", "score", "summary"):
         table.add_column(col, overflow="fold")
     for r in rows:
