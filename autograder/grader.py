@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import exercises
+from . import exercises, ptx, shapes
 from .compare import check_margins, compare_output
 from .exercises.base import Exercise
-from .harness import launch_shape
 from .results import ExerciseResult, Kind, Status, TestResult
 from .sandbox import ChildRun, Limits, run_child, scratch_dir
 from .submission import Source, SubmissionError, load_source
@@ -270,7 +269,7 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
     expected = exercise.reference(c.inputs, {**spec.params, **consts})
     problems = []
     for name, (shape, _) in c.outputs.items():
-        shape = launch_shape(shape, spec.params, consts)
+        shape = shapes.evaluate(shape, spec.params, consts)
         buf = outputs[c.id][name]
         margin_msg = check_margins(name, buf, tuple(shape))
         got = buf[(buf.size - int(np.prod(shape))) // 2:][: int(np.prod(shape))].reshape(shape)
@@ -298,13 +297,21 @@ def _judge_concept(exercise, source, compiled_run) -> TestResult:
             early = _early_failure(source, compiled_run, "import timeout")
             msg = early[1] if early else "the compile check did not finish"
         return TestResult(name, Kind.CONCEPT, "hidden", Status.ERROR, 0.0, concept.points, msg)
+    found = ptx.facts(facts["ptx"])
     missing = []
-    if facts["shared_bytes"] < concept.min_shared_bytes:
-        missing.append("declares no shared memory (cuda.shared.array)")
-    if facts["barriers"] < concept.min_barriers:
-        missing.append(f"has {facts['barriers']} barrier(s) (cuda.syncthreads()) where "
+    if found.shared_bytes < concept.min_shared_bytes:
+        missing.append("declares no shared memory (cuda.shared.array)" if not found.shared_bytes
+                       else f"declares only {found.shared_bytes} bytes of shared memory")
+    if found.barriers < concept.min_barriers:
+        missing.append(f"has {found.barriers} barrier(s) (cuda.syncthreads()) where "
                        f"{concept.min_barriers} are needed")
-    detail = f"{facts['shared_bytes']} bytes of shared memory, {facts['barriers']} barrier(s)"
+    if found.atomics < concept.min_atomics:
+        missing.append("uses no atomic operation (cuda.atomic.*)")
+    if found.fences < concept.min_fences:
+        missing.append("has no memory fence (cuda.threadfence())")
+    detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
+              + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
+                 if concept.min_atomics or concept.min_fences else ""))
     if missing:
         return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
                           f"your kernel {' and '.join(missing)}; the exercise asks that "

@@ -78,13 +78,17 @@ class Concept:
     """A concept test read off the kernel's PTX, compiled from the student's source.
 
     ``min_shared_bytes``: shared memory the kernel must declare; ``min_barriers``: how many
-    ``bar.sync`` instructions (``cuda.syncthreads()`` call sites) it must contain.
+    ``bar.sync`` instructions (``cuda.syncthreads()`` call sites) it must contain;
+    ``min_atomics`` / ``min_fences``: atomic instructions and device-wide memory fences
+    (``cuda.threadfence()``) it must contain.
     """
 
     description: str
     points: float
     min_shared_bytes: int = 0
     min_barriers: int = 0
+    min_atomics: int = 0
+    min_fences: int = 0
 
 
 @dataclass(frozen=True)
