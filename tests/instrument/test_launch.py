@@ -1,0 +1,75 @@
+"""The launch itself: determinism, JSON, outputs, block selection, errors, clean-up."""
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from autograder.instrument import instrumented_launch
+from autograder.instrument.launch import select_blocks
+from conftest import ROOT, f32, line_of, load
+
+
+def test_same_kernel_same_report_every_run():
+    module = load("tiled_matmul_one_barrier.py")
+    a, b = f32(16, 16), f32(16, 16, seed=1)
+    reports = [json.dumps(instrumented_launch(module.tiled_matmul, (2, 2), (8, 8),
+                                              [a, b, np.zeros((16, 16), np.float32)]))
+               for _ in range(3)]
+    assert reports[0] == reports[1] == reports[2]
+
+
+def test_report_is_plain_json():
+    r = instrumented_launch(load("scan_race.py").scan, 1, 64, [f32(64), np.zeros(64, np.float32)])
+    assert json.loads(json.dumps(r)) == r
+    for key in ("divergent_barriers", "races", "bank_conflicts", "divergent_branches",
+                "global_loads_per_output", "error", "blocks_run", "file"):
+        assert key in r
+
+
+def test_device_arrays_and_host_arrays_both_get_the_results(sim_only):
+    from numba import cuda
+
+    module = load(ROOT / "solutions" / "tiled_matmul.py")
+    a, b = f32(16, 16), f32(16, 16, seed=1)
+    d_c = cuda.to_device(np.zeros((16, 16), np.float32))
+    instrumented_launch(module.tiled_matmul, (1, 1), (16, 16), [cuda.to_device(a), b, d_c])
+    np.testing.assert_allclose(d_c.copy_to_host(), a @ b, rtol=1e-4)
+
+
+def test_select_blocks_spreads_over_the_grid_and_keeps_both_ends():
+    assert select_blocks((3, 1, 1), None) == [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
+    picked = select_blocks((4, 4, 1), 3)
+    assert picked[0] == (0, 0, 0) and picked[-1] == (3, 3, 0) and len(picked) == 3
+    assert select_blocks((4, 4, 1), 1) == [(0, 0, 0)]
+    with pytest.raises(ValueError):
+        select_blocks((4, 1, 1), 0)
+
+
+def test_max_blocks_limits_the_run():
+    module = load("naive_matmul.py")
+    n = 32
+    c = np.zeros((n, n), np.float32)
+    r = instrumented_launch(module.matmul, (4, 4), (8, 8), [f32(n, n), f32(n, n), c],
+                            max_blocks=2)
+    assert (r["blocks_run"], r["blocks_total"]) == (2, 16)
+    assert r["global_loads"]["outputs_written"] == {"C": 2 * 64}
+    assert r["global_loads_per_output"] == 2 * n
+
+
+def test_a_kernel_error_is_reported_with_its_line_and_threads_end():
+    name = "shared_out_of_bounds.py"
+    before = threading.active_count()
+    r = instrumented_launch(load(name).kernel, 1, 65, [f32(65), np.zeros(65, np.float32)])
+    assert r["error"]["message"].startswith("IndexError")
+    assert r["error"]["where"] == {"line": line_of(name, "buf[tid] = x[tid]")}
+    assert r["error"]["thread"] == [64, 0, 0]
+    assert r["divergent_barriers"] == []          # the aborted episode is not a finding
+    assert threading.active_count() == before
+
+
+def test_lane_threads_end_after_a_clean_launch():
+    before = threading.active_count()
+    instrumented_launch(load("scan_fixed.py").scan, 1, 64, [f32(64), np.zeros(64, np.float32)])
+    assert threading.active_count() == before
