@@ -150,5 +150,36 @@ def list_exercises() -> None:
         typer.echo(f"{name:18} {ex.title} — {ex.source}")
 
 
+# --- nbgrader course (issue 2) -----------------------------------------------------------------
+course_app = typer.Typer(no_args_is_help=True, help="nbgrader course directories.")
+app.add_typer(course_app, name="course")
+
+
+@course_app.command("build")
+def course_build(
+    directory: Path = typer.Argument(..., help="Course folder to write (nbgrader's root)."),
+    device: str = typer.Option("auto", help="Where hidden tests grade: auto, gpu or sim."),
+    submitted: Optional[Path] = typer.Option(None, help="Copy in a submitted/<student>/"
+                                                        "<assignment>/ folder (e.g. "
+                                                        "examples/submitted)."),
+    cell_timeout: int = typer.Option(120, help="Seconds before nbgrader interrupts a cell."),
+    grading_timeout: int = typer.Option(420, help="Seconds for a hidden-test cell."),
+    force: bool = typer.Option(False, help="Overwrite an existing course's source/ and config."),
+) -> None:
+    """Write an nbgrader course (config, source/ from assignments/); see its README.md."""
+    from .nbgrader.course import CourseError, build_course
+
+    try:
+        root = build_course(directory, device=device, submitted=submitted,
+                            cell_timeout=cell_timeout, grading_timeout=grading_timeout,
+                            force=force)
+    except CourseError as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote the nbgrader course {root}; next, in that folder:\n"
+               "  nbgrader generate_assignment 01_tiled_matmul   # source/ -> release/\n"
+               "  nbgrader autograde 01_tiled_matmul             # submitted/ -> gradebook.db\n"
+               f"(see {root / 'README.md'})")
+
+
 if __name__ == "__main__":
     app()
