@@ -3,7 +3,7 @@
 import numpy as np
 
 from autograder.instrument import instrumented_launch
-from conftest import f32, line_of, load
+from .conftest import f32, line_of, load
 
 
 def run(name, kernel, grid, block, args):

@@ -8,7 +8,7 @@ import pytest
 
 from autograder.instrument import instrumented_launch
 from autograder.instrument.launch import select_blocks
-from conftest import ROOT, f32, line_of, load
+from .conftest import ROOT, f32, line_of, load
 
 
 def test_same_kernel_same_report_every_run():

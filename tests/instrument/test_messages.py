@@ -3,7 +3,7 @@
 import numpy as np
 
 from autograder.instrument import instrumented_launch, messages
-from conftest import ROOT, f32, line_of, load
+from .conftest import ROOT, f32, line_of, load
 
 
 def test_barrier_message_names_the_line_and_the_thread_count():

@@ -3,7 +3,7 @@
 import numpy as np
 
 from autograder.instrument import instrumented_launch
-from conftest import ROOT, f32, line_of, load
+from .conftest import ROOT, f32, line_of, load
 
 
 def test_scan_reading_and_writing_one_array_between_barriers_is_a_race():

@@ -4,7 +4,7 @@ import numpy as np
 
 from autograder.instrument import instrumented_launch
 from autograder.instrument.banks import ways
-from conftest import ROOT, f32, line_of, load
+from .conftest import ROOT, f32, line_of, load
 
 
 def reduce(name):
