@@ -190,11 +190,13 @@ def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseR
             t = threading.Thread(target=lambda: box.update(compile=run_child(
                 _request(exercise, "compile", ["compile"], source_file, [], None),
                 "compile", limits, work)))
-            t.start()
+            if exercise.concept:
+                t.start()
             run = run_child(_request(exercise, "sim", ["run"], source_file, runnable, None),
                             "sim", limits, work)
-            t.join()
-            compiled_run = box["compile"]
+            if exercise.concept:
+                t.join()
+            compiled_run = box.get("compile")
     device_rec = run.first("device")
     if device_rec:
         result.device = f"gpu:{device_rec['name']}"
@@ -230,7 +232,7 @@ def _collect(exercise, source, backend, cases, run, compiled_run) -> list[TestRe
     early = _early_failure(source, run, "import timeout")
     if early is not None:
         return _all_tests(exercise, *early)
-    outputs = {h["id"]: arrays for h, arrays in run.of_type("case")}
+    outputs = {h["id"]: arrays or {"value": h.get("value")} for h, arrays in run.of_type("case")}
     errors = {h["id"]: h for h, _ in run.of_type("error") if h.get("phase") == "run"}
     consts = run.first("imported")["constants"]
     tests = []
@@ -256,7 +258,8 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
         return Status.SKIPPED, 0.0, SIM_SKIP
     if c.id in errors:
         h = errors[c.id]
-        return Status.ERROR, 0.0, f"{_where(source, h)}your kernel raised {h['message']}"
+        what = "function" if exercise.contract.functions else "kernel"
+        return Status.ERROR, 0.0, f"{_where(source, h)}your {what} raised {h['message']}"
     if c.id not in outputs:
         if run.ended == "timeout" and run.last_started == c.id:
             return Status.TIMEOUT, 0.0, ("the kernel did not finish in time (an endless loop, or "
@@ -267,6 +270,8 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
                                    f"{run.exit_code}) or an earlier kernel broke the GPU context"
                                    + _output_hint(run))
     expected = exercise.reference(c.inputs, {**spec.params, **consts})
+    if exercise.contract.functions:
+        return _judge_value(spec.params, outputs[c.id]["value"], expected["value"], spec.points)
     problems = []
     for name, (shape, _) in c.outputs.items():
         shape = shapes.evaluate(shape, spec.params, consts)
@@ -281,6 +286,18 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
     if problems:
         return Status.FAILED, 0.0, "; ".join(problems)
     return Status.PASSED, spec.points, "correct"
+
+
+def _judge_value(params: dict, got, expected, points: float):
+    """A function exercise's case: exact for ints, relative 1e-9 for floats."""
+    call = f"{params['call']}({', '.join(f'{k}={v}' for k, v in params['args'].items())})"
+    if isinstance(expected, (int, np.integer)):
+        ok = got == expected
+    else:
+        ok = abs(got - expected) <= 1e-9 * max(1.0, abs(expected))
+    if ok:
+        return Status.PASSED, points, f"{call} = {got}"
+    return Status.FAILED, 0.0, f"{call} returned {got}, expected {expected}"
 
 
 def _judge_concept(exercise, source, compiled_run) -> TestResult:

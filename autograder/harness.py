@@ -83,7 +83,12 @@ def resolve(module, contract: dict, path: str, backend: str):
     for expr, message in contract["checks"]:
         if not eval(expr, {"__builtins__": {}}, dict(consts)):
             raise ContractError(message.format(**consts))
+    for fname in contract["functions"]:
+        if not callable(getattr(module, fname, None)):
+            raise ContractError(f"the submission does not define a function {fname}(...)")
     name = contract["kernel"]
+    if not name:
+        return None, consts
     if not hasattr(module, name):
         raise ContractError(f"the submission does not define {name}")
     kernel = getattr(module, name)
@@ -105,8 +110,10 @@ def _check_kernel(kernel, name: str, contract: dict, path: str, backend: str) ->
     py_func = getattr(kernel, "py_func", None)
     if getattr(getattr(py_func, "__code__", None), "co_filename", None) != path:
         raise ContractError(f"{name} must be defined in the submission itself")
-    is_device = bool(getattr(kernel, "_device", False) or
-                     getattr(getattr(kernel, "targetoptions", {}), "get", lambda *_: False)("device"))
+    if backend == "sim":
+        is_device = bool(getattr(kernel, "_device", False))
+    else:
+        is_device = bool(kernel.targetoptions.get("device", False))
     if is_device != contract["device_function"]:
         raise ContractError(f"{name} must be declared with {decorator}")
     nargs = py_func.__code__.co_argcount
@@ -153,15 +160,31 @@ def run_case(cuda, kernel, contract, consts, case, driver):
         shapes[name] = launch_shape(shape, case["params"], consts)
         host[name] = buffers.guarded_output(shapes[name], dtype)
     dbufs, views = _device_views(cuda, host, shapes)
-    args = [views[a] for a in contract["args"]]
     if driver is not None:
         driver.drive(kernel, views, case["params"], consts)
     else:
+        args = [views[a] for a in contract["args"]]
         grid = launch_shape(contract["grid"], case["params"], consts)
         block = launch_shape(contract["block"], case["params"], consts)
         kernel[grid, block](*args)
     cuda.synchronize()
     return {name: dbufs[name].copy_to_host() for name in case["outputs"]}
+
+
+def run_calls(module, cases: list[dict], path: str) -> None:
+    """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value."""
+    for case in cases:
+        send({"type": "start", "id": case["id"]})
+        params = case["params"]
+        try:
+            value = getattr(module, params["call"])(**params["args"])
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{params['call']} must return a number, "
+                                f"got {type(value).__name__} {value!r:.60}")
+        except BaseException as exc:
+            send_error("run", exc, path, id=case["id"], fatal=False)
+            continue
+        send({"type": "case", "id": case["id"], "value": value})
 
 
 def _is_sticky(exc: BaseException) -> bool:
@@ -241,7 +264,7 @@ def main(argv: list[str]) -> int:
         return 0
     send({"type": "imported", "constants": consts})
 
-    if "compile" in phases:
+    if "compile" in phases and kernel is not None:
         try:
             send({"type": "compiled", "ptx": compile_ptx(kernel, contract, backend)[:PTX_LIMIT]})
         except BaseException as exc:
@@ -252,7 +275,9 @@ def main(argv: list[str]) -> int:
         import importlib
         driver = importlib.import_module(contract["driver"])
 
-    if "run" in phases:
+    if "run" in phases and contract["functions"]:
+        run_calls(module, request["cases"], path)
+    elif "run" in phases:
         for case in request["cases"]:
             send({"type": "start", "id": case["id"]})
             try:

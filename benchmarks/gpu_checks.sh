@@ -38,7 +38,7 @@ done
 # 2. Every instructor solution and known-bad submission.
 run_check solutions $AG solutions --device gpu ${EXERCISES:-}
 # 3. The test suite's device-independent tests, on the GPU.
-run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_tiled_matmul.py tests/test_matmul_any_size.py tests/test_bad_input.py}
+run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_exercises.py tests/test_bad_input.py}
 # 4. The example class, if present.
 if [ -d examples/submitted ]; then
   run_check example_class $AG batch examples/submitted --device gpu --db "$OUT_DIR/class.sqlite"

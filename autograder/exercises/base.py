@@ -36,7 +36,9 @@ class Contract:
     order; ``signature`` gives each one's Numba type (for compiling to PTX without a GPU).
     ``checks`` are ``(expression, message)`` pairs over the constants that must hold.
     ``driver`` names a module with ``drive(module, arrays, params, consts)`` for exercises where
-    the grader's own kernel calls the student's device function.
+    the grader's own kernel calls the student's device function. ``functions`` names plain
+    Python functions for exercises with no kernel (``kernel`` is then empty): each case calls
+    ``params["call"]`` with keyword arguments ``params["args"]`` and compares the value returned.
     """
 
     kernel: str
@@ -48,6 +50,7 @@ class Contract:
     checks: tuple[tuple[str, str], ...] = ()
     device_function: bool = False
     driver: str | None = None
+    functions: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,72 @@
+"""Exercise ``grid_barrier``: a lock-based barrier across all blocks of a grid.
+
+Source: the article on inter-block synchronization (lock-based barrier: thread 0 of each block
+adds 1 with ``atomicAdd`` and waits for the goal, which grows by the block count each call;
+``__threadfence()`` before arriving). Contract: CONTRACTS.md, "grid_barrier". Needs a GPU: the
+simulator runs blocks one after another, so every test is skipped there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..drivers import grid_barrier as driver
+from .base import Case, Concept, Contract, Exercise, Tolerance
+
+CONTRACT = Contract(
+    kernel="grid_barrier",
+    constants=(),
+    args=("counter", "goal"),
+    signature=("int32[::1]", "int64"),
+    device_function=True,
+    driver="autograder.drivers.grid_barrier",
+)
+
+
+def _case(n, threads, phases, fraction, visibility="hidden", label=""):
+    return Case({"n": n, "threads": threads, "phases": phases, "grid_fraction": fraction},
+                points=10.0, visibility=visibility, label=label)
+
+
+CASES = [
+    _case(4096, 128, 2, 0.25, "public", "2 phases, a quarter of the resident blocks"),
+    _case(100_003, 256, 3, 1.0, label="3 phases, every resident block"),
+    _case(65_536, 32, 8, 1.0, label="8 phases, 32 threads per block, every resident block"),
+    _case(1_000_000, 1024, 5, 1.0, label="5 phases, 1024 threads per block"),
+    _case(77_777, 96, 16, 0.5, label="16 phases, 96 threads per block, half the blocks"),
+    _case(12_345, 64, 31, 1.0, label="31 phases, every resident block"),
+    _case(2_000_003, 512, 4, 1.0, label="4 phases over 2M elements"),
+    _case(3, 128, 6, 1.0, label="more blocks than elements"),
+]
+
+
+def make_inputs(params, rng):
+    return {"x": rng.integers(0, 1000, size=params["n"], dtype=np.int32)}
+
+
+def outputs(params):
+    return {"out": ((params["n"],), "int32")}
+
+
+def reference(inputs, params):
+    return {"out": driver.reference(inputs["x"], params["phases"])}
+
+
+EXERCISE = Exercise(
+    name="grid_barrier",
+    title="Inter-block synchronization: a lock-based grid barrier",
+    source="article on inter-block synchronization (lock-based barrier with atomicAdd and "
+           "__threadfence())",
+    contract=CONTRACT,
+    cases=CASES,
+    make_inputs=make_inputs,
+    outputs=outputs,
+    reference=reference,
+    tolerance=Tolerance(exact=True),
+    concept=Concept(
+        description=("the barrier arrives with an atomic add after a memory fence and holds "
+                     "the block with a barrier until the goal is reached"),
+        points=20.0, min_barriers=1, min_atomics=1, min_fences=1),
+    solution="grid_barrier.py",
+    needs_gpu=True,
+)

@@ -1,0 +1,91 @@
+"""Exercise ``occupancy``: thread scheduling and block granularity, as counts.
+
+Source: lecture 2.1 (warps, block granularity) and "Shared Memory and Threading". The submission
+defines plain Python functions (no kernel); public tests use the lecture's Fermi numbers
+(1536 threads and 8 blocks per SM: 8×8 blocks → 512 threads per SM, 16×16 → 1536, 32×32 → 1024;
+a 16×16 tile pair uses 2 KB of shared memory), hidden tests other limits and current GPUs.
+
+Functions (all arguments ints; sizes in threads and bytes):
+``warps_per_block(threads_per_block, warp_size=32) -> int``;
+``resident_blocks_per_sm(threads_per_block, shared_bytes_per_block, max_threads_per_sm,
+max_blocks_per_sm, shared_bytes_per_sm, warp_size=32) -> int`` (0 when a block does not fit);
+``resident_threads_per_sm(...same...) -> int``; ``tile_shared_bytes(tile_width,
+bytes_per_element=4) -> int``; ``global_traffic_reduction(tile_width) -> float``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from .base import Case, Contract, Exercise
+
+FUNCTIONS = ("warps_per_block", "resident_blocks_per_sm", "resident_threads_per_sm",
+             "tile_shared_bytes", "global_traffic_reduction")
+
+CONTRACT = Contract(kernel="", constants=(), args=(), signature=(), functions=FUNCTIONS)
+
+# (max threads per SM, max blocks per SM, shared bytes per SM)
+FERMI = (1536, 8, 48 * 1024)
+VOLTA = (2048, 32, 96 * 1024)
+HOPPER = (2048, 32, 228 * 1024)  # H100 / H200
+
+
+def _sm(threads, shared, limits):
+    return {"threads_per_block": threads, "shared_bytes_per_block": shared,
+            "max_threads_per_sm": limits[0], "max_blocks_per_sm": limits[1],
+            "shared_bytes_per_sm": limits[2]}
+
+
+def _case(call, args, label, visibility="hidden"):
+    return Case({"call": call, "args": args}, points=5.0, visibility=visibility, label=label)
+
+
+CASES = [
+    _case("resident_threads_per_sm", _sm(64, 0, FERMI), "Fermi, 8×8 blocks → 512 threads", "public"),
+    _case("resident_threads_per_sm", _sm(256, 0, FERMI), "Fermi, 16×16 blocks → 1536 threads", "public"),
+    _case("resident_threads_per_sm", _sm(1024, 0, FERMI), "Fermi, 32×32 blocks → 1024 threads", "public"),
+    _case("tile_shared_bytes", {"tile_width": 16}, "16×16 tiles use 2 KB", "public"),
+    _case("warps_per_block", {"threads_per_block": 256}, "256 threads are 8 warps", "public"),
+    _case("warps_per_block", {"threads_per_block": 100}, "a partial warp counts whole"),
+    _case("warps_per_block", {"threads_per_block": 100, "warp_size": 64}, "another warp size"),
+    _case("resident_blocks_per_sm", _sm(96, 0, HOPPER), "Hopper, 96 threads: thread-limited"),
+    _case("resident_blocks_per_sm", _sm(48, 0, HOPPER), "Hopper, 48 threads: whole warps, block-limited"),
+    _case("resident_blocks_per_sm", _sm(256, 48 * 1024, HOPPER), "Hopper, 48 KB per block: shared-limited"),
+    _case("resident_blocks_per_sm", _sm(2048, 0, FERMI), "a block larger than the SM holds: 0"),
+    _case("resident_blocks_per_sm", _sm(128, 2048, FERMI), "Fermi, 2 KB tiles at 128 threads"),
+    _case("resident_threads_per_sm", _sm(192, 16 * 1024, VOLTA), "Volta, 16 KB per block"),
+    _case("resident_threads_per_sm", _sm(33, 0, VOLTA), "Volta, 33 threads: two warps each"),
+    _case("resident_threads_per_sm", _sm(512, 100 * 1024, HOPPER), "Hopper, 100 KB per block"),
+    _case("tile_shared_bytes", {"tile_width": 32, "bytes_per_element": 8}, "32×32 double tiles"),
+    _case("tile_shared_bytes", {"tile_width": 1}, "1×1 tiles"),
+    _case("global_traffic_reduction", {"tile_width": 16}, "16×16 tiles"),
+    _case("global_traffic_reduction", {"tile_width": 32}, "32×32 tiles"),
+    _case("resident_blocks_per_sm", _sm(1024, 0, HOPPER), "Hopper, 1024 threads"),
+]
+
+
+def _solution():
+    from ..grader import solution_path
+
+    spec = importlib.util.spec_from_file_location("occupancy_solution", solution_path(EXERCISE))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def reference(inputs, params):
+    """The instructor solution's value for the case's call (the solution is the reference)."""
+    return {"value": getattr(_solution(), params["call"])(**params["args"])}
+
+
+EXERCISE = Exercise(
+    name="occupancy",
+    title="Occupancy: warps, block granularity and resident threads",
+    source='lecture 2.1 (thread scheduling, block granularity) and "Shared Memory and Threading"',
+    contract=CONTRACT,
+    cases=CASES,
+    make_inputs=lambda params, rng: {},
+    outputs=lambda params: {},
+    reference=reference,
+    solution="occupancy.py",
+)

@@ -1,0 +1,35 @@
+"""Every exercise: its instructor solution gets full marks (skipped tests aside) and each of its
+known-bad submissions gets the verdicts its header declares, on the test device."""
+
+import pytest
+
+from autograder import exercises, known_bad
+from autograder.grader import solution_path
+from conftest import assert_full_marks, assert_rejected, grade_file
+
+ALL = exercises.names()
+MUTANTS = [(name, path) for name in ALL for path in known_bad.mutants(name)]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_instructor_solution_gets_full_marks(name):
+    result = grade_file(solution_path(exercises.get(name)), name)
+    assert_full_marks(result)
+
+
+@pytest.mark.parametrize("name, mutant", MUTANTS, ids=[f"{n}-{p.stem}" for n, p in MUTANTS])
+def test_known_bad_submission_is_rejected(name, mutant):
+    assert_rejected(mutant, grade_file(mutant, name))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_exercise_keeps_at_least_three_known_bad_submissions(name):
+    assert len(known_bad.mutants(name)) >= 3
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_points_add_up_to_the_exercise_maximum(name):
+    ex = exercises.get(name)
+    result = grade_file("no/such/file.py", name)
+    assert result.max_score == pytest.approx(ex.max_score)
+    assert result.score == 0
