@@ -24,7 +24,7 @@ from .exercises.base import Exercise
 from .results import ExerciseResult, Kind, Status, TestResult
 from .sandbox import ChildRun, Limits, run_child, scratch_dir
 from .submission import Source, SubmissionError, load_source
-from .timing import verdict
+from .timing import self_check_problem, verdict
 
 SIM_SKIP = ("the simulator runs one Python thread per CUDA thread, so this size runs on a GPU "
             "only")
@@ -116,7 +116,8 @@ def _timing_request(exercise: Exercise) -> dict:
         "inputs": exercise.make_inputs(t.params, rng),
         "outputs": exercise.outputs(t.params),
         "solution_path": str(solution_path(exercise)),
-        "rounds": t.rounds,
+        "min_rounds": t.min_rounds,
+        "budget_s": t.budget_s,
     }
 
 
@@ -357,8 +358,11 @@ def _judge_timing(exercise, source, backend, run, correct_everywhere) -> TestRes
         if run.ended == "timeout":
             return result(Status.TIMEOUT, 0.0, "timing did not finish in time")
         return result(Status.ERROR, 0.0, "timing did not run: the grading process ended early")
-    points, ratio, msg = verdict(rec["student_ms"], rec["instructor_ms"], t.full_ratio,
-                                 t.zero_ratio, t.points)
+    unstable = self_check_problem(rec["self_a_ms"], rec["self_b_ms"])
+    if unstable:
+        return result(Status.ERROR, 0.0, unstable)
+    points, _, msg = verdict(rec["student_ms"], rec["instructor_ms"], t.full_ratio,
+                             t.zero_ratio, t.points)
     size = ", ".join(f"{k} {v}" for k, v in t.params.items())
     status = Status.PASSED if points >= t.points else Status.FAILED
     return result(status, points, f"at {size}: {msg}")

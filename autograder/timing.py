@@ -1,47 +1,128 @@
 """Timing: the student's kernel against the instructor's, interleaved in one process.
 
-:func:`time_interleaved` runs inside the child (it needs both kernels on one GPU);
-:func:`verdict` runs in the grader on the raw samples. Times are in milliseconds (CUDA events).
+The method, in one place (issue "Timing verdicts you can trust"): CUDA events around each launch;
+warm-up launches first; the L2 cache flushed before every sample (a write over a buffer twice
+the L2 size); inputs rotated over several copies so no sample starts from data another left in
+cache; student and instructor launches alternate, the order flipping each round; sampling stops
+once the ratio's relative standard error is under ``target_rse`` (after ``min_rounds``) or the
+time budget runs out. The verdict is on the geometric mean of the per-round ratios
+(student / instructor), with its 95 % confidence interval in the message.
+
+Before the student's kernel counts, the instructor's is timed against itself: if that ratio is
+off by more than ``SELF_CHECK_TOLERANCE`` (a throttled or shared GPU), timing tests are reported
+as ``error`` with that reason instead of failing the student.
+
+:func:`time_pair` runs inside the child (it needs both kernels on one GPU); :func:`ratio_stats`
+and :func:`verdict` run in the grader on the raw samples. Times are in milliseconds.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
+import time
+from dataclasses import dataclass
+
+SELF_CHECK_TOLERANCE = 0.05
 
 
-def time_interleaved(cuda, launch_student, launch_instructor, rounds: int = 15,
-                     warmup: int = 2) -> dict:
-    """Warm up both launches, then time ``rounds`` rounds of one launch each, alternating which
-    goes first. Returns ``{"student_ms": [...], "instructor_ms": [...]}``."""
-    for _ in range(warmup):
-        launch_student()
-        launch_instructor()
+def l2_flusher(cuda):
+    """A function that evicts the L2 cache by writing a buffer of twice its size."""
+    import numpy as np
+
+    l2_bytes = int(getattr(cuda.get_current_device(), "L2_CACHE_SIZE", 0) or (64 << 20))
+    buf = cuda.device_array(max(2 * l2_bytes, 1 << 20) // 4, np.uint32)
+
+    @cuda.jit
+    def _fill(b, value):
+        i = cuda.grid(1)
+        if i < b.size:
+            b[i] = value
+
+    threads = 256
+    blocks = (buf.size + threads - 1) // threads
+    counter = [0]
+
+    def flush():
+        counter[0] += 1
+        _fill[blocks, threads](buf, counter[0])
+
+    return flush
+
+
+def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_rounds: int = 200,
+              target_rse: float = 0.01, budget_s: float = 10.0, warmup: int = 3) -> dict:
+    """Time ``launch_a(r)`` against ``launch_b(r)`` (``r``: round index, for input rotation).
+
+    Returns ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}`` with one sample of each per
+    round."""
+    for r in range(warmup):
+        launch_a(r)
+        launch_b(r)
     cuda.synchronize()
-    samples = {"student_ms": [], "instructor_ms": []}
-    order = [("student_ms", launch_student), ("instructor_ms", launch_instructor)]
-    for r in range(rounds):
-        for key, launch in (order if r % 2 == 0 else order[::-1]):
+    a_ms, b_ms = [], []
+    start_wall = time.perf_counter()
+    for r in range(max_rounds):
+        pair = [(a_ms, launch_a), (b_ms, launch_b)]
+        for samples, launch in (pair if r % 2 == 0 else pair[::-1]):
+            flush()
             start, end = cuda.event(), cuda.event()
             start.record()
-            launch()
+            launch(r)
             end.record()
             end.synchronize()
-            samples[key].append(cuda.event_elapsed_time(start, end))
-    return samples
+            samples.append(cuda.event_elapsed_time(start, end))
+        if len(a_ms) >= min_rounds and ratio_stats(a_ms, b_ms).rse < target_rse:
+            break
+        if time.perf_counter() - start_wall > budget_s:
+            break
+    return {"a_ms": a_ms, "b_ms": b_ms, "seconds": time.perf_counter() - start_wall}
+
+
+@dataclass(frozen=True)
+class RatioStats:
+    """Geometric mean of per-round ratios a/b, its relative standard error and 95 % interval."""
+
+    ratio: float
+    rse: float
+    low: float
+    high: float
+    rounds: int
+
+
+def ratio_stats(a_ms: list[float], b_ms: list[float]) -> RatioStats:
+    logs = [math.log(a / b) for a, b in zip(a_ms, b_ms) if a > 0 and b > 0]
+    n = len(logs)
+    if n == 0:
+        return RatioStats(float("inf"), float("inf"), float("inf"), float("inf"), 0)
+    mean = statistics.fmean(logs)
+    se = statistics.stdev(logs) / math.sqrt(n) if n > 1 else float("inf")
+    return RatioStats(math.exp(mean), se, math.exp(mean - 1.96 * se), math.exp(mean + 1.96 * se), n)
+
+
+def self_check_problem(self_a_ms: list[float], self_b_ms: list[float]) -> str | None:
+    """Why timing verdicts cannot be trusted on this GPU now, or None when they can."""
+    s = ratio_stats(self_a_ms, self_b_ms)
+    if abs(s.ratio - 1.0) > SELF_CHECK_TOLERANCE:
+        return (f"the GPU is not stable enough to judge timing: the instructor's kernel against "
+                f"itself gave a ratio of {s.ratio:.3f} (allowed: 1 ± {SELF_CHECK_TOLERANCE:.2f}); "
+                "a throttled or shared GPU. Ask your instructor to re-run the timing test")
+    return None
 
 
 def verdict(student_ms: list[float], instructor_ms: list[float], full_ratio: float,
-            zero_ratio: float, max_points: float) -> tuple[float, float, str]:
-    """Points for the median time ratio (student / instructor): full at ≤ ``full_ratio``, none
-    at ≥ ``zero_ratio``, linear in between. Returns (points, ratio, message)."""
-    s, i = statistics.median(student_ms), statistics.median(instructor_ms)
-    ratio = s / i if i > 0 else float("inf")
-    if ratio <= full_ratio:
+            zero_ratio: float, max_points: float) -> tuple[float, RatioStats, str]:
+    """Points for the ratio student / instructor: full at ≤ ``full_ratio``, none at
+    ≥ ``zero_ratio``, linear in between. Returns (points, stats, message)."""
+    s = ratio_stats(student_ms, instructor_ms)
+    if s.ratio <= full_ratio:
         points = max_points
-    elif ratio >= zero_ratio:
+    elif s.ratio >= zero_ratio:
         points = 0.0
     else:
-        points = max_points * (zero_ratio - ratio) / (zero_ratio - full_ratio)
-    msg = (f"your kernel: {s:.3f} ms, instructor's: {i:.3f} ms (median of {len(student_ms)}), "
-           f"ratio {ratio:.2f}x; full points at ≤ {full_ratio:.2f}x, none at ≥ {zero_ratio:.2f}x")
-    return round(points, 2), ratio, msg
+        points = max_points * (zero_ratio - s.ratio) / (zero_ratio - full_ratio)
+    msg = (f"your kernel: {statistics.median(student_ms):.3f} ms, the instructor's: "
+           f"{statistics.median(instructor_ms):.3f} ms (medians of {s.rounds} interleaved "
+           f"rounds); ratio {s.ratio:.2f}x (95% CI {s.low:.2f}–{s.high:.2f}); full points at "
+           f"≤ {full_ratio:.2f}x, none at ≥ {zero_ratio:.2f}x")
+    return round(points, 2), s, msg

@@ -100,14 +100,16 @@ class Timing:
 
     ``params``: the size (chosen so the instructor kernel runs ≥ 1 ms on an H100/H200);
     full points at ``ratio <= full_ratio`` (student time / instructor time), none above
-    ``zero_ratio``, linear in between.
+    ``zero_ratio``, linear in between. Sampling (see :mod:`autograder.timing`) takes at least
+    ``min_rounds`` rounds and stops at 1 % relative standard error or after ``budget_s`` seconds.
     """
 
     params: dict
     points: float
     full_ratio: float = 1.25
     zero_ratio: float = 2.0
-    rounds: int = 15
+    min_rounds: int = 10
+    budget_s: float = 8.0
 
 
 @dataclass(frozen=True)

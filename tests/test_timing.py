@@ -1,0 +1,44 @@
+"""The timing verdict, on synthetic samples (the measurement itself runs on a GPU only)."""
+
+import random
+
+import pytest
+
+from autograder.timing import ratio_stats, self_check_problem, verdict
+
+
+def _noisy(base, n, noise, seed):
+    rng = random.Random(seed)
+    return [base * (1 + rng.uniform(-noise, noise)) for _ in range(n)]
+
+
+def test_ratio_is_the_geometric_mean_of_paired_ratios_with_an_interval():
+    s = ratio_stats([2.0, 8.0], [1.0, 1.0])
+    assert s.ratio == pytest.approx(4.0)
+    assert s.low < 4.0 < s.high
+    assert s.rounds == 2
+
+
+def test_equal_kernels_get_full_points():
+    a, b = _noisy(2.0, 30, 0.01, 1), _noisy(2.0, 30, 0.01, 2)
+    points, stats, msg = verdict(a, b, 1.25, 2.0, 25.0)
+    assert points == 25.0
+    assert 0.97 < stats.ratio < 1.03
+    assert "95% CI" in msg
+
+
+def test_a_kernel_six_times_slower_gets_nothing():
+    points, stats, _ = verdict(_noisy(12.0, 20, 0.02, 3), _noisy(2.0, 20, 0.02, 4), 1.25, 2.0, 25.0)
+    assert points == 0.0
+    assert stats.ratio > 5
+
+
+def test_points_fall_linearly_between_the_thresholds():
+    points, _, _ = verdict([1.625] * 5, [1.0] * 5, 1.25, 2.0, 20.0)
+    assert points == pytest.approx(10.0)
+
+
+def test_self_check_flags_an_unstable_gpu_and_accepts_a_stable_one():
+    assert self_check_problem(_noisy(1.0, 20, 0.01, 5), _noisy(1.0, 20, 0.01, 6)) is None
+    problem = self_check_problem([1.2] * 10, [1.0] * 10)
+    assert problem is not None and "1.200" in problem
