@@ -198,6 +198,7 @@ def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseR
             if exercise.concept:
                 t.join()
             compiled_run = box.get("compile")
+    result.phases_s = _phase_split(run, compiled_run)
     device_rec = run.first("device")
     if device_rec:
         result.device = f"gpu:{device_rec['name']}"
@@ -205,6 +206,30 @@ def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseR
     if run.output.strip():
         result.notes.append("your code printed:\n" + run.output.strip()[-1500:])
     return result
+
+
+def _phase_split(run: ChildRun, compiled_run: ChildRun | None) -> dict[str, float]:
+    """Seconds per phase of the child, from when its records arrived: ``startup`` (interpreter,
+    numba, CUDA context), ``import``, ``compile``, ``tests``, ``timing``; ``total`` wall time."""
+    marks = [("startup", "hello"), ("import", "imported"), ("compile", "compiled")]
+    split, last = {}, 0.0
+    for phase, kind in marks:
+        rec = run.first(kind)
+        if rec is not None:
+            split[phase] = round(rec["_arrived"] - last, 3)
+            last = rec["_arrived"]
+    cases = [h["_arrived"] for h, _ in run.records if h.get("type") in ("case", "error")
+             and h.get("phase") in (None, "run")]
+    if cases:
+        split["tests"] = round(max(cases) - last, 3)
+        last = max(cases)
+    timing = run.first("timing")
+    if timing is not None:
+        split["timing"] = round(timing["_arrived"] - last, 3)
+    split["total"] = round(run.seconds, 3)
+    if compiled_run is not None and compiled_run is not run:
+        split["compile_child"] = round(compiled_run.seconds, 3)
+    return split
 
 
 def _early_failure(source: Source, run: ChildRun, limits_hint: str) -> tuple[Status, str] | None:

@@ -198,36 +198,49 @@ TIMING_COPIES = 3
 TIMING_COPY_BYTES = 3 << 30
 
 
-def run_timing(cuda, kernel, contract, consts, timing):
-    """Time the student's kernel against the instructor's (with the student's constants) and
-    the instructor's against itself; returns the raw samples for the grader."""
-    import numpy as np
-
+def prepare_timing(cuda, contract, consts, timing):
+    """Device inputs (``copies`` rotated sets), the instructor's kernel at the student's
+    constants, the launch shape and an L2 flusher: everything :func:`measure_timing` needs."""
     from . import timing as timing_mod
 
     solution = import_solution(timing["solution_path"], consts)
-    reference = getattr(solution, contract["kernel"])
     params = timing["params"]
     input_bytes = sum(a.nbytes for a in timing["inputs"].values())
     copies = max(1, min(TIMING_COPIES, TIMING_COPY_BYTES // max(1, input_bytes)))
-    arg_sets = []
     outputs = {name: cuda.device_array(launch_shape(shape, params, consts), dtype)
                for name, (shape, dtype) in timing["outputs"].items()}
+    arg_sets = []
     for _ in range(copies):
         views = {name: cuda.to_device(arr) for name, arr in timing["inputs"].items()}
         views.update(outputs)
         arg_sets.append([views[a] for a in contract["args"]])
-    grid = launch_shape(contract["grid"], params, consts)
-    block = launch_shape(contract["block"], params, consts)
+    return {
+        "reference": getattr(solution, contract["kernel"]),
+        "arg_sets": arg_sets,
+        "grid": launch_shape(contract["grid"], params, consts),
+        "block": launch_shape(contract["block"], params, consts),
+        "flush": timing_mod.l2_flusher(cuda),
+        "min_rounds": timing["min_rounds"],
+        "budget_s": timing["budget_s"],
+    }
+
+
+def measure_timing(cuda, kernel, prepared) -> dict:
+    """The instructor's kernel against itself (the GPU self-check), then the student's against
+    the instructor's; returns the raw samples for the grader."""
+    from . import timing as timing_mod
+
+    p = prepared
+    copies = len(p["arg_sets"])
 
     def launcher(k):
-        return lambda r: k[grid, block](*arg_sets[r % copies])
+        return lambda r: k[p["grid"], p["block"]](*p["arg_sets"][r % copies])
 
-    flush = timing_mod.l2_flusher(cuda)
-    self_check = timing_mod.time_pair(cuda, launcher(reference), launcher(reference), flush,
+    reference = launcher(p["reference"])
+    self_check = timing_mod.time_pair(cuda, reference, reference, p["flush"],
                                       min_rounds=8, max_rounds=40, budget_s=3.0)
-    main = timing_mod.time_pair(cuda, launcher(kernel), launcher(reference), flush,
-                                min_rounds=timing["min_rounds"], budget_s=timing["budget_s"])
+    main = timing_mod.time_pair(cuda, launcher(kernel), reference, p["flush"],
+                                min_rounds=p["min_rounds"], budget_s=p["budget_s"])
     return {"student_ms": main["a_ms"], "instructor_ms": main["b_ms"],
             "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
             "copies": copies, "seconds": main["seconds"] + self_check["seconds"]}
@@ -257,14 +270,13 @@ def main(argv: list[str]) -> int:
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     path, contract, phases = request["source_path"], request["contract"], request["phases"]
-    send({"type": "hello", "pid": os.getpid()})
-
     from numba import cuda
 
     if backend == "gpu":
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
         send({"type": "device", "name": name})
+    send({"type": "hello", "pid": os.getpid()})
     try:
         module = import_submission(path)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included
@@ -308,7 +320,8 @@ def main(argv: list[str]) -> int:
     if "time" in phases and request.get("timing"):
         send({"type": "start", "id": "timing"})
         try:
-            result = run_timing(cuda, kernel, contract, consts, request["timing"])
+            prepared = prepare_timing(cuda, contract, consts, request["timing"])
+            result = measure_timing(cuda, kernel, prepared)
             send({"type": "timing", **result})
         except BaseException as exc:
             send_error("timing", exc, path)

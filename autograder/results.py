@@ -58,7 +58,9 @@ class ExerciseResult:
     """All tests of one submission for one exercise.
 
     ``device`` is ``"sim"`` or ``"gpu:<device name>"``; ``seed`` is the secret seed the inputs
-    came from, so an instructor can replay the run (``autograder grade --seed``).
+    came from, so an instructor can replay the run (``autograder grade --seed``). ``phases_s``
+    splits the child's wall time in seconds: ``startup`` (interpreter, numba, CUDA context),
+    ``import`` (the student's module), ``compile`` (PTX check), ``tests``, ``timing``.
     """
 
     exercise: str
@@ -67,6 +69,7 @@ class ExerciseResult:
     tests: list[TestResult] = field(default_factory=list)
     seed: int | None = None
     notes: list[str] = field(default_factory=list)
+    phases_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
@@ -90,5 +93,6 @@ class ExerciseResult:
             "provisional": self.provisional,
             "seed": self.seed,
             "notes": list(self.notes),
+            "phases_s": dict(self.phases_s),
             "tests": [t.to_dict() for t in self.tests],
         }

@@ -137,6 +137,7 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path) -> Chi
             run.ended = "finished" if run.first("done") else "exited"
             break
         header = item[0]
+        header["_arrived"] = round(time.monotonic() - started, 4)  # seconds since the spawn
         run.records.append(item)
         kind = header.get("type")
         if kind == "start":
