@@ -37,9 +37,11 @@ for i in 1 2 3; do
 done
 # 2. Every instructor solution and known-bad submission.
 run_check solutions $AG solutions --device gpu ${EXERCISES:-}
-# 3. The test suite's device-independent tests, on the GPU.
-run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_exercises.py tests/test_bad_input.py}
-# 4. The example class, if present.
+# 3. Timing fidelity: solutions timed as students, known-slow variants (see benchmarks/fidelity.py).
+run_check fidelity python3 benchmarks/fidelity.py --trials ${TRIALS:-100} --out "$OUT_DIR/fidelity.json"
+# 4. The test suite's device-independent tests, on the GPU.
+run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_bad_input.py tests/test_timing.py}
+# 5. The example class, if present.
 if [ -d examples/submitted ]; then
   run_check example_class $AG batch examples/submitted --device gpu --db "$OUT_DIR/class.sqlite"
 fi
