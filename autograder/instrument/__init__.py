@@ -44,7 +44,7 @@ In the grader, with the report::
 
     for m in messages(report, where=cell_label, max_loads_per_output=2 * n / tile):
         ...  # m["concept"], m["severity"] (error / warning / info), m["line"], m["file"],
-             # m["lines"], m["text"]: e.g. a concept test failed by each "error" message
+             # m["locations"], m["text"]: e.g. a concept test failed by each "error" message
 
 ``where(file, line) -> str`` renders a location ("cell 4, line 7"); by default "line 7".
 Thresholds belong to the exercise: compare ``report["divergent_branches"]["total"]``,

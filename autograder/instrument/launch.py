@@ -3,6 +3,7 @@ and return the report (a JSON-serialisable dict)."""
 
 from __future__ import annotations
 
+import gc
 import math
 import traceback
 
@@ -109,17 +110,23 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     module = _module(grid_dim, block_dim, dynshared, rec)
     error = None
     writebacks = []
-    with _push_kernel_context(module), swapped_cuda_module(fn, module), \
-            swapped_device_functions(py_func, rec):
-        kargs = _kernel_args(args, code.co_varnames[:code.co_argcount], rec, writebacks)
-        runner = BlockRunner(fn, block_dim, rec)
-        try:
-            for block in blocks:
-                runner.run_block(tuple(int(b) for b in block), kargs)
-        except KernelFailure as failure:
-            error = _error(rec, failure)
-        finally:
-            runner.close()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()   # the logs are many small tuples and no cycles: collections only cost time
+    try:
+        with _push_kernel_context(module), swapped_cuda_module(fn, module), \
+                swapped_device_functions(py_func, rec):
+            kargs = _kernel_args(args, code.co_varnames[:code.co_argcount], rec, writebacks)
+            runner = BlockRunner(fn, block_dim, rec)
+            try:
+                for block in blocks:
+                    runner.run_block(tuple(int(b) for b in block), kargs)
+            except KernelFailure as failure:
+                error = _error(rec, failure)
+            finally:
+                runner.close()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     for wb in writebacks:
         wb()
     report = {

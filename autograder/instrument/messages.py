@@ -2,18 +2,25 @@
 
 Each message is a dict: ``concept`` (barrier, race, bank_conflict, divergence, global_loads,
 error), ``severity`` (error, warning, info), ``line`` and ``file`` (the first location involved,
-to map to a notebook cell; None for a message about no line), ``lines`` (all of them) and ``text``. ``where(file, line)`` renders a
-location in the text; the default writes "line N".
+to map to a notebook cell; None for a message about no line), ``locations`` (all of them, as
+``{"file", "line"}``) and ``text``. ``where(file, line)`` renders a location in the text; the
+default writes "line N", with the file's name for a file other than the kernel's.
 """
 
 from __future__ import annotations
+
+import os
 
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
 _HAZARD = {"RAW": "read-after-write", "WAR": "write-after-read", "WAW": "write-after-write"}
 
 
-def _default_where(file, line):
-    return f"line {line}"
+def _default_where(kernel_file):
+    def where(file, line):
+        if file in (None, kernel_file):
+            return f"line {line}"
+        return f"{os.path.basename(file)}, line {line}"
+    return where
 
 
 def _thread(index, blockdim) -> str:
@@ -34,12 +41,13 @@ def _element(array, index) -> str:
 
 def _msg(concept, severity, locs, text):
     first = locs[0] if locs else {}
-    lines = []
+    locations = []
     for loc in locs:
-        if loc["line"] not in lines:
-            lines.append(loc["line"])
+        loc = {"file": loc.get("file"), "line": loc["line"]}
+        if loc not in locations:
+            locations.append(loc)
     return {"concept": concept, "severity": severity, "line": first.get("line"),
-            "file": first.get("file"), "lines": lines, "text": text}
+            "file": first.get("file"), "locations": locations, "text": text}
 
 
 def _barriers(report, where, file):
@@ -140,8 +148,8 @@ def messages(report: dict, where=None, max_loads_per_output: float | None = None
     """Student-facing messages for ``report``, errors first, then by line. A branch line is
     mentioned when at least ``min_divergent_fraction`` of its warp executions diverge; loads per
     output element are mentioned (as a warning) only above ``max_loads_per_output``."""
-    where = where or _default_where
     file = report.get("file")
+    where = where or _default_where(file)
     out = []
     err = report.get("error")
     if err:
@@ -156,7 +164,8 @@ def messages(report: dict, where=None, max_loads_per_output: float | None = None
     out += _divergence(report, where, file, min_divergent_fraction)
     out += _loads(report, max_loads_per_output)
     for m in out:
-        if m["line"] is not None and m["file"] is None:
-            m["file"] = file
+        for loc in [m] + m["locations"]:
+            if loc["line"] is not None and loc["file"] is None:
+                loc["file"] = file
     return sorted(out, key=lambda m: (_SEVERITY[m["severity"]],
                                       m["line"] if m["line"] is not None else 1 << 30))

@@ -1,14 +1,15 @@
 """The launch itself: determinism, JSON, outputs, block selection, errors, clean-up."""
 
+import gc
 import json
 import threading
 
 import numpy as np
 import pytest
 
-from autograder.instrument import instrumented_launch
+from autograder.instrument import instrumented_launch, messages
 from autograder.instrument.launch import select_blocks
-from .conftest import ROOT, f32, line_of, load
+from .conftest import FILES, ROOT, f32, line_of, load
 
 
 def test_same_kernel_same_report_every_run():
@@ -73,3 +74,30 @@ def test_lane_threads_end_after_a_clean_launch():
     before = threading.active_count()
     instrumented_launch(load("scan_fixed.py").scan, 1, 64, [f32(64), np.zeros(64, np.float32)])
     assert threading.active_count() == before
+
+
+def test_lines_from_another_file_carry_that_file():
+    helper = str(FILES / "helper_device.py")
+    r = instrumented_launch(load("kernel_uses_helper.py").kernel, 1, 32,
+                            [f32(32), np.zeros(32, np.float32)])
+    [b] = r["divergent_barriers"]
+    assert b["arrivals"] == [{"line": line_of(helper, "cuda.syncthreads()"), "file": helper,
+                              "threads": 16}]
+    [d] = r["divergent_branches"]["by_line"]
+    assert d == {"line": line_of(helper, "if tid < 16"), "file": helper, "divergent": 1,
+                 "warp_branches": 1}
+    # threads 16..31 read buf elements that threads 15..0 wrote in the device function
+    [race] = r["races"]
+    assert race["first"]["file"] == helper and "file" not in race["second"]
+    assert race["second"]["line"] == line_of("kernel_uses_helper.py", "out[tid] = buf")
+    [m] = [m for m in messages(r) if m["concept"] == "race"]
+    write = line_of(helper, "buf[tid] = value")
+    assert m["file"] == r["file"] and m["locations"][1] == {"file": helper, "line": write}
+    assert f"helper_device.py, line {write}" in m["text"]
+
+
+def test_garbage_collection_is_back_on_after_the_launch():
+    assert gc.isenabled()
+    instrumented_launch(load("shared_out_of_bounds.py").kernel, 1, 65,
+                        [f32(65), np.zeros(65, np.float32)])
+    assert gc.isenabled()

@@ -26,7 +26,7 @@ def test_race_message_names_array_lines_and_threads_and_uses_where():
     assert {m["text"].split(":")[1].strip() for m in races} == {"race on shared array tile_a",
                                                                 "race on shared array tile_b"}
     read = line_of(name, "acc += tile_a")
-    assert all(read in m["lines"] for m in races)
+    assert all({"file": r["file"], "line": read} in m["locations"] for m in races)
     assert all(f"cell 3, line {read - 5}" in m["text"] for m in races)
     assert "thread (" in races[0]["text"]
 
