@@ -1,0 +1,48 @@
+"""block_scan: the reference, the instructor solution (at its own and at another BLOCK_SIZE), and
+every known-bad submission rejected with the verdict its header declares."""
+
+import numpy as np
+import pytest
+
+from autograder import exercises, known_bad
+from conftest import SOLUTIONS, assert_full_marks, assert_rejected, grade_file
+
+EXERCISE = "block_scan"
+
+
+def test_reference_scans_each_block_separately():
+    ex = exercises.get(EXERCISE)
+    x = np.arange(1, 11, dtype=np.int32)
+    got = ex.reference({"x": x}, {"n": 10, "BLOCK_SIZE": 4})["out"]
+    assert got.tolist() == [1, 3, 6, 10, 5, 11, 18, 26, 9, 19]
+
+
+def test_output_shape_and_launch_follow_the_contract():
+    ex = exercises.get(EXERCISE)
+    assert ex.outputs({"n": 33}) == {"out": ((33,), "int32")}
+    assert ex.contract.grid == ("ceil(n / BLOCK_SIZE)",)
+    assert ex.max_score == 100
+
+
+def test_instructor_solution_gets_full_marks():
+    result = grade_file(SOLUTIONS / "block_scan.py", EXERCISE)
+    assert_full_marks(result)
+    assert result.score > 0
+
+
+def test_instructor_solution_at_another_block_size(tmp_path):
+    """The reference is per block of the *submission's* BLOCK_SIZE."""
+    src = (SOLUTIONS / "block_scan.py").read_text().replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 32")
+    path = tmp_path / "block_scan_32.py"
+    path.write_text(src)
+    assert_full_marks(grade_file(path, EXERCISE))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", known_bad.mutants(EXERCISE), ids=lambda p: p.stem)
+def test_known_bad_is_rejected(mutant):
+    assert_rejected(mutant, grade_file(mutant, EXERCISE))
+
+
+def test_mutants_exist():
+    assert len(known_bad.mutants(EXERCISE)) >= 3

@@ -1,0 +1,61 @@
+"""block_sum: the reference, the instructor solution (at its own and at another BLOCK_SIZE, which
+changes the shape of ``partial``), and every known-bad submission rejected with the verdict its
+header declares.
+
+The interleaved reduction (mutants/interleaved.py) is correct; only timing on a GPU rejects it.
+On the simulator it loses only the skipped timing points until simulator warp counters can judge
+control divergence; then give it a plain ``kernelgrade-expect`` line.
+"""
+
+import numpy as np
+import pytest
+
+from autograder import exercises, known_bad, shapes
+from conftest import SOLUTIONS, assert_full_marks, assert_rejected, grade_file
+
+EXERCISE = "block_sum"
+
+
+def test_reference_sums_each_block_with_zero_padding():
+    ex = exercises.get(EXERCISE)
+    x = np.arange(1, 11, dtype=np.float32)
+    got = ex.reference({"x": x}, {"n": 10, "BLOCK_SIZE": 4})["partial"]
+    assert got.tolist() == [10.0, 26.0, 19.0]
+
+
+def test_partial_shape_depends_on_block_size():
+    ex = exercises.get(EXERCISE)
+    (shape, dtype), = ex.outputs({"n": 1000}).values()
+    assert dtype == "float32"
+    assert shapes.evaluate(shape, {"n": 1000}, {"BLOCK_SIZE": 256}) == (4,)
+    assert shapes.evaluate(shape, {"n": 1000}, {"BLOCK_SIZE": 64}) == (16,)
+    assert ex.max_score == 100
+
+
+def test_timing_size_is_large():
+    t = exercises.get(EXERCISE).timing
+    assert t.params["n"] * 4 >= 1 << 30  # 1 GiB of float32: >= 1 ms on an H100 (estimate)
+    assert t.full_ratio == 1.25
+
+
+def test_instructor_solution_gets_full_marks():
+    result = grade_file(SOLUTIONS / "block_sum.py", EXERCISE)
+    assert_full_marks(result)
+    assert result.score > 0
+
+
+def test_instructor_solution_at_another_block_size(tmp_path):
+    src = (SOLUTIONS / "block_sum.py").read_text().replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 64")
+    path = tmp_path / "block_sum_64.py"
+    path.write_text(src)
+    assert_full_marks(grade_file(path, EXERCISE))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", known_bad.mutants(EXERCISE), ids=lambda p: p.stem)
+def test_known_bad_is_rejected(mutant):
+    assert_rejected(mutant, grade_file(mutant, EXERCISE))
+
+
+def test_mutants_exist():
+    assert len(known_bad.mutants(EXERCISE)) >= 3

@@ -1,0 +1,40 @@
+"""transpose: the contract's BLOCK_ROWS check, the instructor solution, and every known-bad
+submission rejected with the verdict its header declares.
+
+The unpadded tile (mutants/unpadded_tile.py) is correct; only timing on a GPU rejects it. On the
+simulator it loses only the skipped timing points.
+"""
+
+import pytest
+
+from autograder import exercises, known_bad
+from conftest import SOLUTIONS, assert_full_marks, assert_rejected, grade_file
+
+EXERCISE = "transpose"
+
+
+def test_contract():
+    ex = exercises.get(EXERCISE)
+    assert [(c.name, c.low, c.high) for c in ex.contract.constants] == [
+        ("TILE_DIM", 32, 32), ("BLOCK_ROWS", 1, 32)]
+    (expr, _), = ex.contract.checks
+    legal = [r for r in range(1, 33) if eval(expr, {}, {"TILE_DIM": 32, "BLOCK_ROWS": r})]
+    assert legal == [1, 2, 4, 8, 16, 32]
+    assert ex.outputs({"rows": 5, "cols": 37}) == {"B": ((37, 5), "float32")}
+    assert ex.max_score == 100
+
+
+def test_instructor_solution_gets_full_marks():
+    result = grade_file(SOLUTIONS / "transpose.py", EXERCISE)
+    assert_full_marks(result)
+    assert result.score > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", known_bad.mutants(EXERCISE), ids=lambda p: p.stem)
+def test_known_bad_is_rejected(mutant):
+    assert_rejected(mutant, grade_file(mutant, EXERCISE))
+
+
+def test_mutants_exist():
+    assert len(known_bad.mutants(EXERCISE)) >= 3
