@@ -402,9 +402,9 @@ def student_notebook(release, code: str):
     return nb
 
 
-def make_class(workdir: Path) -> dict[Path, str]:
-    """``{path relative to examples/: file text}`` of the whole class and its manifest."""
-    releases = release_notebooks(workdir)
+def class_files(releases: dict[str, tuple[str, object]]) -> dict[Path, str]:
+    """``{path relative to examples/: file text}`` of the whole class and its manifest, from
+    the release notebooks (as :func:`release_notebooks` returns them)."""
     files: dict[Path, str] = {}
     manifest: dict[str, dict] = {}
     for assignment, students in STUDENTS.items():
@@ -415,6 +415,11 @@ def make_class(workdir: Path) -> dict[Path, str]:
             manifest.setdefault(student, {})[assignment] = {"notebook": str(rel), "what": what}
     files[Path("class.json")] = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     return files
+
+
+def make_class(workdir: Path) -> dict[Path, str]:
+    """The class's files (see :func:`class_files`), with release notebooks made in ``workdir``."""
+    return class_files(release_notebooks(workdir))
 
 
 def main(argv: list[str]) -> int:

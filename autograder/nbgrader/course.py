@@ -42,8 +42,8 @@ os.environ.setdefault("KERNELGRADE_DEVICE", {device!r})
 # grade cell always ends; the first grade cell of a notebook grades every part and needs the
 # longest. Any other cell (a student's endless loop at top level, a kernel that never ends in the
 # public tests) is interrupted after CELL_TIMEOUT seconds and counts as an error.
-CELL_TIMEOUT = {cell_timeout}
-GRADING_TIMEOUT = {grading_timeout}
+CELL_TIMEOUT = int(os.environ.get("KERNELGRADE_CELL_TIMEOUT", {cell_timeout}))
+GRADING_TIMEOUT = int(os.environ.get("KERNELGRADE_GRADING_TIMEOUT", {grading_timeout}))
 
 
 def cell_timeout(cell):
@@ -81,7 +81,8 @@ Assignments: {assignments}
    `nbgrader export` writes `grades.csv`.
 
 Timeouts (`nbgrader_config.py`): a hidden-test cell may take {grading_timeout} s, any other
-cell {cell_timeout} s before nbgrader interrupts it.
+cell {cell_timeout} s before nbgrader interrupts it (override for one run with the environment
+variables `KERNELGRADE_GRADING_TIMEOUT` and `KERNELGRADE_CELL_TIMEOUT`).
 """
 
 

@@ -1,0 +1,114 @@
+"""Helpers for the nbgrader tests: run nbgrader in a course folder, build and release a course,
+hand in the example class's notebooks, read the gradebook.
+
+nbgrader runs as a command (``python -m nbgrader``) in temporary folders. Hidden tests grade on
+``KERNELGRADE_TEST_DEVICE`` (default ``sim``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
+ASSIGNMENTS = {"01_tiled_matmul": ("tiled_matmul", "tiled_matmul.ipynb"),
+               "02_matmul_any_size": ("matmul_any_size", "matmul_any_size.ipynb")}
+
+
+def load_script(relpath: str):
+    """Import a script of the repository (e.g. ``examples/make_class.py``) as a module."""
+    path = ROOT / relpath
+    spec = importlib.util.spec_from_file_location(f"kg_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def kernel_env(**extra) -> dict:
+    """Environment for nbgrader and the notebook kernels it starts: the venv's tools on PATH
+    (nbgrader runs ``alembic``), the test device for hidden tests, the simulator if on ``sim``."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["KERNELGRADE_DEVICE"] = TEST_DEVICE
+    if TEST_DEVICE == "sim":
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    env.update(extra)
+    return env
+
+
+def nbgrader(course: Path, *args: str, timeout: float = 900,
+             **env) -> subprocess.CompletedProcess:
+    """Run ``nbgrader ARGS`` in ``course``; fails the test with nbgrader's log if it fails."""
+    run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
+                         env=kernel_env(**env), capture_output=True, text=True, timeout=timeout)
+    if run.returncode != 0:
+        pytest.fail(f"nbgrader {' '.join(args)} failed ({run.returncode}):\n"
+                    f"{run.stdout[-3000:]}\n{run.stderr[-6000:]}")
+    return run
+
+
+@contextmanager
+def shared_dir(tmp_path_factory, name: str):
+    """A folder shared by all xdist workers of this session, and whether it is already built."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, shared by its workers
+    path = base / name
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield path, (path / ".done").exists()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def student_notebook(release_path: Path, student: str, assignment: str):
+    """The example class's student notebook, made from this session's release notebook."""
+    make_class = load_script("examples/make_class.py")
+    from autograder.nbgrader import notebook as nbb
+
+    _, code = make_class.STUDENTS[assignment][student]
+    return make_class.student_notebook(nbb.read(release_path), code)
+
+
+def make_course(path: Path, assignments=tuple(ASSIGNMENTS)) -> Path:
+    """Build a course at ``path`` (``autograder course build``) and release ``assignments``."""
+    from autograder.nbgrader.course import build_course
+
+    course = build_course(path, device=TEST_DEVICE, cell_timeout=120, grading_timeout=420,
+                          force=True)
+    for assignment in assignments:
+        nbgrader(course, "generate_assignment", assignment, "--log-level=WARN")
+    return course
+
+
+def submit(course: Path, student: str, assignment: str) -> Path:
+    """Hand in the example class's notebook of ``student`` (made from this course's release
+    notebook) at ``submitted/<student>/<assignment>/``."""
+    from autograder.nbgrader import notebook as nbb
+
+    nb_name = ASSIGNMENTS[assignment][1]
+    nb = student_notebook(course / "release" / assignment / nb_name, student, assignment)
+    dest = course / "submitted" / student / assignment / nb_name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(nbb.dumps(nb), encoding="utf-8")
+    return dest
+
+
+def scores(course: Path, assignment: str, student: str) -> dict[str, tuple[float, float]]:
+    """``{grade cell id: (auto score, max score)}`` of one submission, read from the course's
+    gradebook with nbgrader's Gradebook API."""
+    from nbgrader.api import Gradebook
+
+    exercise, nb_name = ASSIGNMENTS[assignment]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        sub = gb.find_submission_notebook(nb_name[:-len(".ipynb")], assignment, student)
+        return {g.name: (g.auto_score, g.max_score) for g in sub.grades}

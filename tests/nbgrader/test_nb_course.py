@@ -1,0 +1,164 @@
+"""The nbgrader course: build, config, generate_assignment, autograde into the gradebook, and the
+example class made from the release notebooks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import nbformat
+import pytest
+from nbhelpers import (ASSIGNMENTS, ROOT, TEST_DEVICE, load_script, nbgrader, scores,
+                       submit)
+from traitlets.config.loader import PyFileConfigLoader
+from typer.testing import CliRunner
+
+from autograder import exercises
+from autograder.cli import app
+from autograder.nbgrader import notebook as nbb
+from autograder.nbgrader.course import CourseError, build_course
+
+PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+
+
+# --- building the course (no nbgrader run) ------------------------------------------------------
+
+def test_build_writes_config_and_copies_the_source_notebooks(tmp_path):
+    root = build_course(tmp_path / "course", device="sim", cell_timeout=33, grading_timeout=444)
+    for assignment, (_, nb_name) in ASSIGNMENTS.items():
+        copied = root / "source" / assignment / nb_name
+        assert copied.read_bytes() == (ROOT / "assignments" / assignment / nb_name).read_bytes()
+    assert not list((root / "source").glob("*.py"))  # the generator stays behind
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    assert cfg.CourseDirectory.root == str(root)
+    assert cfg.CourseDirectory.db_url == f"sqlite:///{root / 'gradebook.db'}"
+    assert cfg.Execute.raise_on_iopub_timeout is False
+    assert cfg.Execute.interrupt_on_timeout is True
+    assert cfg.ExecutePreprocessor.timeout == 444 and cfg.Execute.timeout == 444
+    per_cell = cfg.Execute.timeout_func
+    assert per_cell(nbformat.v4.new_code_cell("while True: pass")) == 33
+    assert per_cell(nbformat.v4.new_code_cell('grade_this_notebook("x", "concept")')) == 444
+    assert "generate_assignment" in (root / "README.md").read_text()
+
+
+def test_build_refuses_to_overwrite_a_course_and_bad_arguments(tmp_path):
+    build_course(tmp_path, device="auto")
+    with pytest.raises(CourseError, match="--force"):
+        build_course(tmp_path)
+    build_course(tmp_path, force=True)
+    with pytest.raises(CourseError, match="device"):
+        build_course(tmp_path / "b", device="cpu")
+    with pytest.raises(CourseError, match="no assignment"):
+        build_course(tmp_path / "c", assignments_dir=tmp_path / "nothing")
+
+
+def test_cli_course_build(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["course", "build", str(tmp_path / "c"), "--device", "sim",
+                                 "--submitted", str(ROOT / "examples" / "submitted")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c" / "submitted" / "alice" / "01_tiled_matmul" /
+            "tiled_matmul.ipynb").is_file()
+    assert "KERNELGRADE_DEVICE\", 'sim'" in (tmp_path / "c" / "nbgrader_config.py").read_text()
+    again = runner.invoke(app, ["course", "build", str(tmp_path / "c")])
+    assert again.exit_code == 2 and "--force" in again.output
+
+
+# --- nbgrader generate_assignment -----------------------------------------------------------------
+
+@PARAMS
+def test_release_has_no_solution_code_and_no_hidden_tests(released_course, assignment):
+    exercise, nb_name = ASSIGNMENTS[assignment]
+    ex = exercises.get(exercise)
+    release = nbb.read(released_course / "release" / assignment / nb_name)
+    text = json.dumps(release)
+    for secret in (nbb.BEGIN_SOLUTION, nbb.END_SOLUTION, nbb.BEGIN_HIDDEN, nbb.END_HIDDEN,
+                   "grade_this_notebook", "autograder.nbgrader", "tile_a", "acc +="):
+        assert secret not in text, secret
+    (solution,) = nbb.cells_with(release, solution=True)
+    assert "raise NotImplementedError()" in solution.source
+    assert f"def {ex.contract.kernel}(A, B, C):" in solution.source  # scaffolding stays
+    assert "cuda.syncthreads" not in solution.source
+    graded = nbb.cells_with(release, grade=True)
+    assert sum(c.metadata.nbgrader.points for c in graded) == ex.max_score
+    assert all(c.metadata.nbgrader.locked for c in graded)
+    public = [c for c in graded if c.metadata.nbgrader.points == 0]
+    assert len(public) == 1 and f"check_{exercise}" in public[0].source  # public tests stay
+    hidden = [c for c in graded if c.metadata.nbgrader.points > 0]
+    assert len(hidden) == 3
+    for cell in hidden:  # only the comment is left
+        assert all(ln.startswith("#") for ln in cell.source.splitlines())
+
+
+def test_example_class_is_made_from_the_release_notebooks(released_course):
+    make_class = load_script("examples/make_class.py")
+    releases = {}
+    for assignment, (_, nb_name) in ASSIGNMENTS.items():
+        releases[assignment] = (nb_name, nbb.read(released_course / "release" / assignment /
+                                                  nb_name))
+    files = make_class.class_files(releases)
+    stale = [str(p) for p, text in files.items()
+             if (ROOT / "examples" / p).read_text(encoding="utf-8") != text]
+    assert not stale, "run python examples/make_class.py: " + ", ".join(stale)
+    students = {p.parts[1] for p in files if p.parts[0] == "submitted"}
+    assert len(students) >= 6
+
+
+# --- nbgrader autograde -------------------------------------------------------------------------
+
+def test_autograde_puts_each_parts_points_in_the_gradebook(autograded_course):
+    alice = scores(autograded_course, "01_tiled_matmul", "alice")
+    bob = scores(autograded_course, "01_tiled_matmul", "bob")
+    ex = exercises.get("tiled_matmul")
+    cases = sum(c.points for c in ex.cases)
+    on_sim = sum(c.points for c in ex.cases if c.sim)
+    assert alice["tiled_matmul-public-tests"] == (0.0, 0.0)
+    assert alice["tiled_matmul-hidden-concept"] == (15.0, 15.0)
+    assert bob["tiled_matmul-hidden-concept"] == (15.0, 15.0)  # tiles and barriers are there
+    if TEST_DEVICE == "sim":
+        assert alice["tiled_matmul-hidden-correctness"] == (on_sim, cases)
+        assert alice["tiled_matmul-hidden-timing"] == (0.0, 25.0)  # skipped: no timing on sim
+        # right at widths 16 (public and hidden) only; an index error everywhere else
+        assert bob["tiled_matmul-hidden-correctness"] == (10.0, cases)
+        assert bob["tiled_matmul-hidden-timing"] == (0.0, 25.0)
+    else:
+        assert alice["tiled_matmul-hidden-correctness"] == (cases, cases)
+        assert bob["tiled_matmul-hidden-correctness"][0] < cases
+
+
+def test_autograded_notebook_shows_the_student_what_failed(autograded_course):
+    nb = nbb.read(autograded_course / "autograded" / "bob" / "01_tiled_matmul" /
+                  "tiled_matmul.ipynb")
+    (cell,) = [c for c in nb.cells
+               if c.get("metadata", {}).get("nbgrader", {}).get("grade_id", "").endswith(
+                   "hidden-correctness")]
+    text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    assert "correctness: " in text and "width 17" in text
+    if TEST_DEVICE == "sim":
+        assert "IndexError" in text and "cell 2, line" in text  # points at bob's line
+    (result,) = [o for o in cell.outputs if o.output_type == "execute_result"]
+    assert float(result.data["text/plain"]) == scores(
+        autograded_course, "01_tiled_matmul", "bob")["tiled_matmul-hidden-correctness"][0]
+    assert not [o for o in cell.outputs if o.get("name") == "stderr"]
+
+
+@pytest.mark.slow
+def test_autograde_survives_an_endless_loop_and_code_that_does_not_parse(released_course,
+                                                                          tmp_path):
+    """frank's notebook loops forever at top level, erin's does not parse: each costs its own
+    tests, nbgrader's run goes on, and both get 0 with a message that says why."""
+    course = shutil.copytree(released_course, tmp_path / "course")
+    for student in ("erin", "frank"):
+        submit(course, student, "02_matmul_any_size")
+    nbgrader(course, "autograde", "02_matmul_any_size", "--log-level=WARN",
+             KERNELGRADE_CELL_TIMEOUT="10")
+    messages = {}
+    for student in ("erin", "frank"):
+        got = scores(course, "02_matmul_any_size", student)
+        assert len(got) == 4 and all(points == 0.0 for points, _ in got.values()), got
+        nb = nbb.read(course / "autograded" / student / "02_matmul_any_size" /
+                      "matmul_any_size.ipynb")
+        messages[student] = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                                    for o in c.outputs if o.get("name") == "stdout")
+    assert "the code does not parse" in messages["erin"]
+    assert "did not finish in time" in messages["frank"]

@@ -1,0 +1,81 @@
+"""Student notebooks run top to bottom in a real Jupyter kernel (nbclient), on the simulator by
+default: the release notebook with the instructor solution pasted in, the bare skeleton, and the
+kernel's input history as grade_this_notebook reads it."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbhelpers import ASSIGNMENTS, ROOT, TEST_DEVICE, kernel_env
+
+from autograder.nbgrader import notebook as nbb
+
+PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+
+
+def execute(nb, cwd, timeout=180):
+    """Run ``nb`` top to bottom in a fresh python3 kernel (errors recorded, not raised)."""
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(cwd)}})
+    client.execute(env=kernel_env())
+    return nb
+
+
+def errors(nb) -> list[str]:
+    return [f"{o.ename}: {o.evalue}" for c in nb.cells if c.cell_type == "code"
+            for o in c.outputs if o.output_type == "error"]
+
+
+def stdout(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+
+
+@PARAMS
+def test_release_notebook_with_the_solution_runs_top_to_bottom(released_course, assignment,
+                                                                 tmp_path):
+    exercise, nb_name = ASSIGNMENTS[assignment]
+    release = nbb.read(released_course / "release" / assignment / nb_name)
+    source = nbb.read(ROOT / "assignments" / assignment / nb_name)
+    (answer,) = nbb.cells_with(source, solution=True)
+    (cell,) = nbb.cells_with(release, solution=True)
+    cell.source = nbb.unmark(answer.source)
+    nb = execute(release, tmp_path)
+    assert errors(nb) == []
+    (public,) = [c for c in nbb.cells_with(nb, grade=True) if f"check_{exercise}" in c.source]
+    out = stdout(public)
+    assert out.count("correct (relative error") == 2, out
+    setup = next(c for c in nb.cells if c.cell_type == "code")
+    if TEST_DEVICE == "sim":
+        assert "simulator" in stdout(setup)
+
+
+@pytest.mark.skipif(TEST_DEVICE != "sim", reason="a skeleton's raise inside a kernel shows only "
+                                                 "on the simulator")
+def test_skeleton_fails_in_the_public_tests_with_not_implemented(released_course, tmp_path):
+    release = nbb.read(released_course / "release" / "01_tiled_matmul" / "tiled_matmul.ipynb")
+    nb = execute(release, tmp_path)
+    assert len(errors(nb)) == 1 and errors(nb)[0].startswith("NotImplementedError")
+    (public,) = [c for c in nbb.cells_with(nb, grade=True) if "check_tiled_matmul" in c.source]
+    assert any(o.output_type == "error" for o in public.outputs)
+
+
+def test_kernel_history_is_what_gets_graded(tmp_path):
+    """executed_cells/executed_source in a real kernel: re-runs, magics and test cells."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("TILE_WIDTH = 8"),
+        nbformat.v4.new_code_cell("%time x = 1\nTILE_WIDTH = 16"),
+        nbformat.v4.new_code_cell("# autograder test cell: public\ny = TILE_WIDTH"),
+        nbformat.v4.new_code_cell(
+            "# autograder test cell: this one\n"
+            "from autograder.nbgrader.cells import executed_cells, executed_source\n"
+            "src = executed_source(executed_cells())\n"
+            "print(repr(src.text))\n"
+            "print(src.where(src.text.splitlines().index('TILE_WIDTH = 16') + 1))"),
+    ])
+    nb = execute(nb, tmp_path, timeout=60)
+    assert errors(nb) == []
+    out = stdout(nb.cells[3])
+    assert "TILE_WIDTH = 8" in out and "TILE_WIDTH = 16" in out
+    assert "%time" not in out and "y = TILE_WIDTH" not in out and "executed_source" not in out, out
+    assert out.strip().endswith("cell 2, line 2")
