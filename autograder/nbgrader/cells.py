@@ -27,6 +27,14 @@ the number a grade cell *outputs* as partial credit. The call must therefore be 
 expression, and the cell's ``points`` must equal the part's maximum (``get_partial_grade`` rejects
 a score above the cell's points). Anything a grade cell writes to standard error makes nbgrader
 give it zero, so the report goes to standard output only.
+
+Trust: as with every nbgrader hidden test, this runs in the kernel that ran the student's code, so
+a student who monkeypatches this module (or ``autograder.grader``) in the notebook can fake the
+points. The student's *kernel* code itself never runs here (grading happens in child processes),
+and ``autograder batch`` on the submitted notebooks grades without running anything of the
+student's in the grader's process: use it to confirm nbgrader's scores. A notebook whose kernel
+dies (``os._exit``) is not graded by nbgrader at all ("Kernel died"), so it cannot earn the
+full credit nbgrader gives a grade cell without output.
 """
 
 from __future__ import annotations
