@@ -63,8 +63,8 @@ README_TEMPLATE = """\
 
 Written by `autograder course build` from the notebooks in `assignments/` of kernelgrade.
 Run the commands below in this folder, with the Python environment where kernelgrade and
-nbgrader are installed (`pip install -e '.[nbgrader]'`); the notebooks' kernel must be able to
-`import autograder`.
+nbgrader are installed (`pip install -e '.[nbgrader]'`) *activated*: nbgrader runs `alembic` from
+`PATH`, and the notebooks' kernel must be able to `import autograder`.
 
 Assignments: {assignments}
 
