@@ -39,7 +39,7 @@ def _case(n, visibility="hidden", sim=True, label="", values="small", points=5.0
 
 
 # Simulator cases stay at a few blocks (one Python thread per CUDA thread); the larger ones run on
-# a GPU only. 1000 and 1500 span two or more blocks for every BLOCK_SIZE up to 512.
+# a GPU only. 515, 600 and 1000 span two or more blocks for every BLOCK_SIZE up to 256.
 CASES = [
     _case(100, "public"),
     _case(1000, "public"),
@@ -48,8 +48,8 @@ CASES = [
     _case(33),
     _case(255),
     _case(257),
-    _case(777),
-    _case(1500, label="n 1500, values up to 2^20 (sums past 2^24)", values="large"),
+    _case(515),
+    _case(600, label="n 600, values up to 2^20 (sums past 2^24)", values="large"),
     _case(1025, sim=False),
     _case(2048, sim=False),
     _case(4097, sim=False),
