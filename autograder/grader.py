@@ -74,7 +74,7 @@ def solution_path(exercise: Exercise) -> Path:
 
 def default_limits(backend: str) -> Limits:
     if backend == "sim":
-        return Limits(import_timeout=30.0, case_timeout=60.0, total_timeout=240.0)
+        return Limits(import_timeout=30.0, case_timeout=30.0, total_timeout=240.0)
     return Limits(import_timeout=30.0, case_timeout=15.0, total_timeout=90.0)
 
 
@@ -101,6 +101,8 @@ def _request(exercise, backend, phases, source_file, cases, timing) -> dict:
         "backend": backend,
         "phases": phases,
         "source_path": str(source_file),
+        # The harness compiles this text, not the file: a sibling child cannot swap the code.
+        "source_text": Path(source_file).read_text(encoding="utf-8"),
         "contract": exercise.contract.to_dict(),
         "cases": [{"id": c.id, "params": c.spec.params, "inputs": c.inputs,
                    "outputs": c.outputs} for c in cases],
@@ -116,6 +118,8 @@ def _timing_request(exercise: Exercise) -> dict:
         "inputs": exercise.make_inputs(t.params, rng),
         "outputs": exercise.outputs(t.params),
         "solution_path": str(solution_path(exercise)),
+        # Sent as text: the sandbox shows no solutions folder (see autograder.sandbox).
+        "solution_source": solution_path(exercise).read_text(encoding="utf-8"),
         "min_rounds": t.min_rounds,
         "budget_s": t.budget_s,
     }
@@ -191,11 +195,14 @@ def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseR
             t = threading.Thread(target=lambda: box.update(compile=run_child(
                 _request(exercise, "compile", ["compile"], source_file, [], None),
                 "compile", limits, work)))
-            if exercise.concept:
+            # Every kernel exercise needs it: simulator results count only for a kernel that
+            # compiles for a real GPU (on the simulator a kernel's body runs as Python).
+            needs_compile = bool(exercise.concept or exercise.contract.kernel)
+            if needs_compile:
                 t.start()
             run = run_child(_request(exercise, "sim", ["run"], source_file, runnable, None),
                             "sim", limits, work)
-            if exercise.concept:
+            if needs_compile:
                 t.join()
             compiled_run = box.get("compile")
     result.phases_s = _phase_split(run, compiled_run)
@@ -203,9 +210,71 @@ def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseR
     if device_rec:
         result.device = f"gpu:{device_rec['name']}"
     result.tests = _collect(exercise, source, backend, cases, run, compiled_run)
+    if backend == "sim" and compiled_run is not None:
+        _void_unless_compiled(result.tests, source, run, compiled_run)
+    for child in (run, compiled_run):
+        for note in (child.notes if child is not None else []):
+            if note not in result.notes:
+                result.notes.append(note)
+    skipped = _skipped_note(source, run)
+    if skipped:
+        result.notes.append(skipped)
     if run.output.strip():
         result.notes.append("your code printed:\n" + run.output.strip()[-1500:])
+    _scrub_paths(result, work)
     return result
+
+
+def _void_unless_compiled(tests, source, run, compiled_run) -> None:
+    """On the simulator a kernel's body runs as Python, which could compute the answer on the
+    host or tamper with the child; a body Numba compiles for a GPU can do neither. So correctness
+    passed on the simulator counts only when the compile child (which runs no student code)
+    compiled the same kernel, with the same constants."""
+    facts = compiled_run.first("compiled")
+    ran = run.first("imported")
+    built = compiled_run.first("imported")
+    if facts is not None and ran is not None and built is not None \
+            and ran.get("constants") == built.get("constants"):
+        return
+    err = next((h for h, _ in compiled_run.of_type("error")
+                if h.get("phase") in ("compile", "import", "contract")), None)
+    if facts is None and err is not None and "NvvmSupportError" in err.get("message", ""):
+        return  # NVVM missing here: nothing to check against (the concept test says so)
+    why = ("it does not compile for a real GPU (see the concept test)" if facts is None
+           else "the compile check built different constants")
+    for i, t in enumerate(tests):
+        if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
+            tests[i] = TestResult(t.name, t.kind, t.visibility, Status.ERROR, 0.0, t.max_points,
+                                  f"right on the simulator, but {why}, so the simulator's "
+                                  "result does not count")
+
+
+def _skipped_note(source: Source, run: ChildRun) -> str:
+    rec = run.first("imported")
+    items = rec.get("skipped") if rec else None
+    if not items or not isinstance(items, list):
+        return ""
+    shown = []
+    for item in items[:6]:
+        try:
+            lineno, reason = int(item[0]), str(item[1])[:160]
+        except (TypeError, ValueError, IndexError):
+            continue
+        code = source.line_text(lineno)[:60]
+        shown.append(f"{source.where(lineno)}" + (f" (`{code}`)" if code else "") + f": {reason}")
+    more = f" and {len(items) - len(shown)} more" if len(items) > len(shown) else ""
+    return ("the grader runs only your imports of numba, numpy and math, constant assignments "
+            "and function definitions; it skipped " + "; ".join(shown) + more)
+
+
+def _scrub_paths(result: ExerciseResult, work: Path) -> None:
+    """Messages name the submission as ``submission.py``, not by the random scratch folder (so
+    a replayed or resumed run gives the same messages)."""
+    prefix = str(work) + os.sep
+    for t in result.tests:
+        if prefix in t.message:
+            t.message = t.message.replace(prefix, "")
+    result.notes = [n.replace(prefix, "") for n in result.notes]
 
 
 def _phase_split(run: ChildRun, compiled_run: ChildRun | None) -> dict[str, float]:
@@ -258,15 +327,23 @@ def _collect(exercise, source, backend, cases, run, compiled_run) -> list[TestRe
     early = _early_failure(source, run, "import timeout")
     if early is not None:
         return _all_tests(exercise, *early)
-    outputs = {h["id"]: arrays or {"value": h.get("value")} for h, arrays in run.of_type("case")}
-    errors = {h["id"]: h for h, _ in run.of_type("error") if h.get("phase") == "run"}
+    outputs, errors = {}, {}
+    for h, arrays in run.of_type("case"):  # the first record per case counts
+        outputs.setdefault(h.get("id"), arrays or {"value": h.get("value")})
+    for h, _ in run.of_type("error"):
+        if h.get("phase") == "run":
+            errors.setdefault(h.get("id"), h)
     consts = run.first("imported")["constants"]
     tests = []
     correct_everywhere = True
     for c in cases:
         spec = c.spec
-        status, points, msg = _judge_case(exercise, source, backend, c, outputs, errors, run,
-                                          consts)
+        try:
+            status, points, msg = _judge_case(exercise, source, backend, c, outputs, errors, run,
+                                              consts)
+        except Exception as exc:  # a malformed record from the child: never the grader's crash
+            status, points, msg = Status.ERROR, 0.0, (
+                f"the grading process sent a malformed result ({type(exc).__name__})")
         if status is not Status.PASSED and status is not Status.SKIPPED:
             correct_everywhere = False
         tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,

@@ -18,8 +18,8 @@ _FENCE = re.compile(r"\b(?:membar\.(?:gl|sys)|fence\.(?:sc|acq_rel)\.(?:gpu|sys)
 
 @dataclass(frozen=True)
 class PtxFacts:
-    """Counts in one PTX module: static shared memory (bytes), barrier instructions, atomic
-    instructions and device-wide memory fences."""
+    """Counts in one PTX module: static shared memory (bytes), and the source lines holding
+    barriers, atomic instructions and device-wide memory fences."""
 
     shared_bytes: int
     barriers: int
@@ -27,10 +27,32 @@ class PtxFacts:
     fences: int
 
 
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
+
+
+def _sites(ptx: str, pattern: re.Pattern) -> int:
+    """Source lines (from ``.loc`` line info) holding an instruction that matches ``pattern``.
+
+    Counting lines, not instructions, keeps an unrolled loop from multiplying one
+    ``cuda.syncthreads()`` into several. Without line info, instructions are counted."""
+    sites, loc, unlocated = set(), None, 0
+    for line in ptx.splitlines():
+        m = _LOC.match(line)
+        if m:
+            loc = (m.group(1), m.group(2))
+        elif pattern.search(line):
+            if loc is None:
+                unlocated += 1
+            else:
+                sites.add(loc)
+    return len(sites) + unlocated
+
+
 def facts(ptx: str) -> PtxFacts:
+    """Facts of a PTX module; barriers, atomics and fences count distinct source lines."""
     return PtxFacts(
         shared_bytes=sum(int(n) for n in _SHARED.findall(ptx)),
-        barriers=len(_BARRIER.findall(ptx)),
-        atomics=len(_ATOMIC.findall(ptx)),
-        fences=len(_FENCE.findall(ptx)),
+        barriers=_sites(ptx, _BARRIER),
+        atomics=_sites(ptx, _ATOMIC),
+        fences=_sites(ptx, _FENCE),
     )
