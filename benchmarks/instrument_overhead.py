@@ -5,7 +5,8 @@
 For each launch: ``plain`` is ``kernel[grid, block](*args)`` on the simulator; ``fixed order``
 is this package's deterministic block scheduler with no hooks (no proxies, no branch
 rewrite); ``instrumented`` is ``instrumented_launch``. Each is timed ``repeats`` times,
-interleaved, and the median kept. Prints a Markdown table.
+interleaved, and the median kept, in wall time and in process CPU time (all threads; less
+sensitive to other processes on a shared machine). Prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -80,12 +81,17 @@ def cases():
            (2, 2), (32, 8), lambda: [np.zeros((64, 64), np.float32), f32(64, 64)])
     yield ("racy scan 1x64", load(FILES / "scan_race.py").scan, 1, 64,
            lambda: [f32(64), np.zeros(64, np.float32)])
+    loops = load(Path(__file__).with_name("instrument_loops.py"))
+    yield ("global dot, 32 threads x 2000 loads x 2", loops.dot, 1, 32,
+           lambda: [f32(2000), f32(2000), np.zeros(32, np.float32)])
+    yield ("shared dot, 256 threads x 256 loads x 2", loops.shared_dot, 1, 256,
+           lambda: [f32(256), np.zeros(256, np.float32)])
 
 
-def timed(fn) -> float:
-    t = time.perf_counter()
+def timed(fn) -> tuple[float, float]:
+    t, c = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
 def main(argv=None) -> int:
@@ -95,9 +101,10 @@ def main(argv=None) -> int:
     print(f"python {platform.python_version()}, {platform.machine()}, "
           f"{os.cpu_count()} logical CPUs, load average {os.getloadavg()}")
     print()
-    print("| launch | plain sim (s) | fixed order, no hooks (s) | instrumented (s) "
-          "| instrumented / plain | instrumented / fixed order |")
-    print("|---|---|---|---|---|---|")
+    print("| launch | plain sim, wall (s) | fixed order, no hooks | instrumented "
+          "| instrumented / plain | plain sim, CPU (s) | instrumented, CPU (s) "
+          "| instrumented / plain, CPU | instrumented / fixed order, CPU |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, kernel, grid, block, make in cases():
         instrumented_launch(kernel, grid, block, make())    # warm: rewrite cache, imports
         t = {"plain": [], "fixed": [], "inst": []}
@@ -105,9 +112,11 @@ def main(argv=None) -> int:
             t["plain"].append(timed(lambda: kernel[grid, block](*make())))
             t["fixed"].append(timed(lambda: fixed_order(kernel, grid, block, make())))
             t["inst"].append(timed(lambda: instrumented_launch(kernel, grid, block, make())))
-        m = {k: statistics.median(v) for k, v in t.items()}
-        print(f"| {name} | {m['plain']:.3f} | {m['fixed']:.3f} | {m['inst']:.3f} "
-              f"| {m['inst'] / m['plain']:.2f} | {m['inst'] / m['fixed']:.2f} |", flush=True)
+        w = {k: statistics.median(x for x, _ in v) for k, v in t.items()}
+        c = {k: statistics.median(y for _, y in v) for k, v in t.items()}
+        print(f"| {name} | {w['plain']:.3f} | {w['fixed']:.3f} | {w['inst']:.3f} "
+              f"| {w['inst'] / w['plain']:.2f} | {c['plain']:.3f} | {c['inst']:.3f} "
+              f"| {c['inst'] / c['plain']:.2f} | {c['inst'] / c['fixed']:.2f} |", flush=True)
     print()
     print(f"load average after: {os.getloadavg()}")
     return 0

@@ -1,7 +1,8 @@
 """Shared-memory bank conflicts, counted per warp instruction.
 
-Lanes are grouped into warps of 32 by linear thread id; a lane's k-th shared access at a line is
-lined up with the other lanes' k-th access at that line as one warp instruction. Its cost is
+Lanes are grouped into warps of 32 by linear thread id; within a barrier interval, a lane's k-th
+shared access at an instruction (a site) is lined up with the other lanes' k-th access there as
+one warp instruction (when all lanes took the same path, simply the i-th access of each, vectorised). Its cost is
 the largest number of distinct 4-byte words that fall in one of the 32 banks (lanes reading the
 same word are a broadcast, counted once); a conflict-free instruction costs what its width needs
 (1 for 4-byte elements). Atomics are left out.
@@ -9,7 +10,9 @@ same word are a broadcast, counted once); a conflict-free instruction costs what
 
 from __future__ import annotations
 
-from .analysis import Analysis
+import numpy as np
+
+from .analysis import Analysis, kth_groups, uniform_lanes
 from .trace import ACCESS_NAMES, ATOMIC
 
 BANKS = 32
@@ -33,35 +36,66 @@ def ways(addrs, itemsize: int) -> tuple[int, int]:
     return cost, ideal
 
 
+def costs(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised ``ways`` for many warp instructions: ``words`` is (lanes x instructions) of
+    4-byte word numbers; returns (cost, ideal) per instruction."""
+    n = words.shape[1]
+    ws = np.sort(words, axis=0)
+    new = np.ones(ws.shape, dtype=bool)
+    new[1:] = ws[1:] != ws[:-1]
+    cols = np.nonzero(new)[1]
+    per_bank = np.bincount(cols * BANKS + ws[new] % BANKS, minlength=n * BANKS)
+    cost = per_bank.reshape(n, BANKS).max(axis=1)
+    ideal = (new.sum(axis=0) + BANKS - 1) // BANKS
+    return cost, ideal
+
+
 class BankConflicts(Analysis):
     key = "bank_conflicts"
 
     def __init__(self):
-        self._groups = {}   # (warp, loc, k) -> [array, kind, [addr...]]
         self._stats = {}    # (loc, array, kind) -> [instructions, conflicted, max ways, extra]
 
-    def interval(self, rec, log):
-        groups = self._groups
-        for tid, loc, k, array, addr, kind in log:
-            if kind == ATOMIC:
-                continue
-            key = (tid >> 5, loc, k)
-            g = groups.get(key)
-            if g is None:
-                groups[key] = [array, kind, [addr]]
-            else:
-                g[2].append(addr)
+    def _count(self, loc, array, kind, cost, ideal):
+        s = self._stats.get((loc, array, kind))
+        if s is None:
+            s = self._stats[(loc, array, kind)] = [0, 0, 1, 0]
+        s[0] += 1
+        if cost > ideal:
+            s[1] += 1
+            s[2] = max(s[2], cost // ideal)
+            s[3] += cost - ideal
 
-    def block_end(self, rec):
-        for (_w, loc, _k), (array, kind, addrs) in self._groups.items():
-            cost, ideal = ways(addrs, rec.arrays[array].itemsize)
-            s = self._stats.setdefault((loc, array, kind), [0, 0, 1, 0])
-            s[0] += 1
-            if cost > ideal:
-                s[1] += 1
-                s[2] = max(s[2], cost // ideal)
-                s[3] += cost - ideal
-        self._groups = {}
+    def interval(self, rec, iv):
+        log = iv.log
+        for _warp, segs in iv.warps():
+            lanes = [log[s0:s1] for _, s0, s1, _, _ in segs if s1 > s0]
+            if not lanes:
+                continue
+            if uniform_lanes(lanes):
+                self._uniform(rec, lanes)
+            else:
+                for (site, _k), events in kth_groups(lanes).items():
+                    _, _, array, _, kind = events[0]
+                    if kind != ATOMIC:
+                        cost, ideal = ways([e[3] for e in events], rec.arrays[array].itemsize)
+                        self._count(rec.site_loc(site), array, kind, cost, ideal)
+
+    def _uniform(self, rec, lanes):
+        """Every lane took the same path: column i of the lanes' events is one instruction."""
+        head = lanes[0]
+        addrs = np.array([[e[3] for e in lane] for lane in lanes], dtype=np.int64)
+        width = {}
+        for i, e in enumerate(head):
+            if e[4] != ATOMIC:
+                width.setdefault(max(1, rec.arrays[e[2]].itemsize // WORD), []).append(i)
+        for per, cols in width.items():
+            words = addrs[:, cols] // WORD
+            words = np.concatenate([words + j for j in range(per)]) if per > 1 else words
+            cost, ideal = costs(words)
+            for c, i in enumerate(cols):
+                _, site, array, _, kind = head[i]
+                self._count(rec.site_loc(site), array, kind, int(cost[c]), int(ideal[c]))
 
     def result(self, rec):
         out = []

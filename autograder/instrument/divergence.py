@@ -1,10 +1,13 @@
-"""Divergent branches per warp: each lane's k-th outcome of the branch at a line (an ``if``,
-``while`` or ternary test, or a ``for`` loop going round once more) is lined up with the other
-lanes' k-th outcome there; the warp branch diverges when its lanes went both ways."""
+"""Divergent branches per warp: within a barrier interval, each lane's k-th outcome of the branch
+at a line (an ``if``, ``while`` or ternary test, or a ``for`` loop going round once more) is lined
+up with the other lanes' k-th outcome there; the warp branch diverges when its lanes went both
+ways."""
 
 from __future__ import annotations
 
-from .analysis import Analysis
+import numpy as np
+
+from .analysis import Analysis, kth_groups, uniform_lanes
 
 
 class DivergentBranches(Analysis):
@@ -13,16 +16,29 @@ class DivergentBranches(Analysis):
     def __init__(self):
         self._stats = {}   # loc -> [warp branches, divergent]
 
-    def block_end(self, rec):
-        outcome = {}
-        for tid, loc, k, taken in rec.branch_log:
-            key = (tid >> 5, loc, k)
-            outcome[key] = outcome.get(key, 0) | (2 if taken else 1)
-        for (_w, loc, _k), mask in outcome.items():
-            s = self._stats.setdefault(loc, [0, 0])
-            s[0] += 1
-            if mask == 3:
-                s[1] += 1
+    def _count(self, loc, divergent):
+        s = self._stats.get(loc)
+        if s is None:
+            s = self._stats[loc] = [0, 0]
+        s[0] += 1
+        if divergent:
+            s[1] += 1
+
+    def interval(self, rec, iv):
+        br = iv.branches
+        for _warp, segs in iv.warps():
+            lanes = [br[b0:b1] for _, _, _, b0, b1 in segs if b1 > b0]
+            if not lanes:
+                continue
+            if uniform_lanes(lanes):
+                taken = np.array([[e[2] for e in lane] for lane in lanes], dtype=bool)
+                split = taken.any(axis=0) & ~taken.all(axis=0)
+                for e, d in zip(lanes[0], split.tolist()):
+                    self._count(e[1], d)
+            else:
+                for (loc, _k), events in kth_groups(lanes).items():
+                    outcomes = {e[2] for e in events}
+                    self._count(loc, len(outcomes) == 2)
 
     def result(self, rec):
         lines = [{**rec.where(loc), "divergent": d, "warp_branches": n}

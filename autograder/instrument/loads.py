@@ -11,7 +11,8 @@ class GlobalLoads(Analysis):
 
     def result(self, rec):
         by_array, by_line = {}, {}
-        for (array, loc), n in rec.global_loads.items():
+        for (array, site), n in rec.global_loads.items():
+            loc = rec.site_loc(site)
             name = rec.arrays[array].name
             by_array[name] = by_array.get(name, 0) + n
             by_line[loc] = by_line.get(loc, 0) + n

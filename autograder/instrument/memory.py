@@ -1,7 +1,5 @@
-"""Proxies for the arrays a kernel touches: shared arrays (``cuda.shared.array``) and the global
-arrays handed to it as arguments. Each element access does the real NumPy access first (so
-errors are the simulator's own), then tells the recorder (array id, byte address, read/write,
-the caller's frame for the line).
+"""Where the proxies come from: shared arrays (``cuda.shared.array``), the global arrays handed
+to the kernel as arguments, and atomics on either.
 
 Shared arrays live in one flat, made-up shared address space (each allocation 16-byte aligned
 after the previous one), so a byte address identifies an element for races and gives its bank.
@@ -11,17 +9,15 @@ Global addresses are byte offsets from the argument's own first element.
 from __future__ import annotations
 
 import linecache
-import operator
 import re
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from .trace import ATOMIC, READ, WRITE
+from .proxies import ArrayProxy, make_proxy
 
 _getframe = sys._getframe
-_index = operator.index
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*[\w.]*shared\.array\b")
 
 
@@ -42,141 +38,6 @@ class ArrayInfo:
             return []
         return [int(i) for i in np.unravel_index(flat % max(1, int(np.prod(self.shape))),
                                                  self.shape)]
-
-
-class ArrayProxy:
-    """Element access recorded; anything else (shape, size, dtype, len) passes through.
-    ``make_proxy`` picks the subclass with the fast path for 1-d and 2-d arrays."""
-
-    __slots__ = ("_a", "_id", "_base", "_strides", "_shape", "_hook", "_meta", "shape")
-
-    def __init__(self, ary: np.ndarray, array_id: int, base: int, hook, meta=None):
-        self._a = ary
-        self._id = array_id
-        self._base = base
-        self._strides = ary.strides
-        self._shape = ary.shape
-        self._hook = hook
-        self._meta = meta if meta is not None else ary
-        self.shape = self._meta.shape
-
-    def _offset(self, idx) -> int:
-        """Byte address of the single element ``idx`` names; TypeError if it names more."""
-        shape, strides = self._shape, self._strides
-        if type(idx) is not tuple:
-            idx = (idx,)
-        if len(idx) != len(shape):
-            raise TypeError("not a single element")
-        off = self._base
-        for n, i in enumerate(idx):
-            i = _index(i)
-            if i < 0:
-                i += shape[n]
-            off += i * strides[n]
-        return off
-
-    def _offsets(self, idx) -> np.ndarray:
-        """Byte addresses of every element ``idx`` selects (slices, fancy indexing)."""
-        offs = np.full(self._shape, self._base, dtype=np.int64)
-        for d, (n, s) in enumerate(zip(self._shape, self._strides)):
-            shape = [1] * len(self._shape)
-            shape[d] = n
-            offs = offs + (np.arange(n, dtype=np.int64) * s).reshape(shape)
-        return np.atleast_1d(offs[idx]).ravel()
-
-    def _view(self, sub: np.ndarray) -> "ArrayProxy":
-        delta = sub.__array_interface__["data"][0] - self._a.__array_interface__["data"][0]
-        return make_proxy(sub, self._id, self._base + delta, self._hook)
-
-    def _write_many(self, idx, frame) -> None:   # a slice, a row, fancy indexing
-        for o in self._offsets(idx):
-            self._hook(self._id, int(o), WRITE, frame)
-
-    def __getitem__(self, idx):
-        value = self._a[idx]
-        if type(value) is np.ndarray:   # a view (a[row]): no memory access yet
-            return self._view(value)
-        self._hook(self._id, self._offset(idx), READ, _getframe(1))
-        return value
-
-    def __setitem__(self, idx, value):
-        self._a[idx] = value
-        try:
-            off = self._offset(idx)
-        except TypeError:
-            return self._write_many(idx, _getframe(1))
-        self._hook(self._id, off, WRITE, _getframe(1))
-
-    def record_atomic(self, idx, frame) -> None:
-        self._hook(self._id, self._offset(idx), ATOMIC, frame)
-
-    def __len__(self):
-        return len(self._a)
-
-    def __getattr__(self, name):
-        return getattr(self._meta, name)
-
-    def __repr__(self):
-        return f"<instrumented {self._a!r}>"
-
-
-class _Proxy1D(ArrayProxy):
-    __slots__ = ()
-
-    def __getitem__(self, idx):
-        value = self._a[idx]
-        if type(value) is np.ndarray:
-            return self._view(value)
-        try:
-            off = self._base + (idx if idx >= 0 else idx + self._shape[0]) * self._strides[0]
-        except TypeError:   # (i,) and other spellings
-            off = self._offset(idx)
-        self._hook(self._id, off, READ, _getframe(1))
-        return value
-
-    def __setitem__(self, idx, value):
-        self._a[idx] = value
-        try:
-            off = self._base + (idx if idx >= 0 else idx + self._shape[0]) * self._strides[0]
-        except TypeError:
-            try:
-                off = self._offset(idx)
-            except TypeError:
-                return self._write_many(idx, _getframe(1))
-        self._hook(self._id, off, WRITE, _getframe(1))
-
-
-class _Proxy2D(ArrayProxy):
-    __slots__ = ()
-
-    def _offset2(self, idx):
-        i, j = idx   # TypeError / ValueError unless a pair
-        if i < 0:
-            i += self._shape[0]
-        if j < 0:
-            j += self._shape[1]
-        s0, s1 = self._strides
-        return self._base + i * s0 + j * s1
-
-    def __getitem__(self, idx):
-        value = self._a[idx]
-        if type(value) is np.ndarray:
-            return self._view(value)
-        self._hook(self._id, self._offset2(idx), READ, _getframe(1))
-        return value
-
-    def __setitem__(self, idx, value):
-        self._a[idx] = value
-        try:
-            off = self._offset2(idx)
-        except (TypeError, ValueError):
-            return self._write_many(idx, _getframe(1))
-        self._hook(self._id, off, WRITE, _getframe(1))
-
-
-def make_proxy(ary: np.ndarray, array_id: int, base: int, hook, meta=None) -> ArrayProxy:
-    cls = {1: _Proxy1D, 2: _Proxy2D}.get(ary.ndim, ArrayProxy)
-    return cls(ary, array_id, base, hook, meta)
 
 
 def _name_at(filename: str, line: int) -> str | None:
@@ -224,14 +85,14 @@ class SharedMemory:
             if self._dyn_id is None:
                 self._dyn_id = self._register(name, (self._dyn_size,), np.dtype(np.byte), line)
             array_id, base = self._dyn_id
-            return make_proxy(ary, array_id, base, self._rec.shared)
+            return make_proxy("shared", ary, array_id, base, self._rec)
         key = (filename, line)
         if key not in self._allocs:
             shape_t = (shape,) if isinstance(shape, int) else tuple(shape)
             array_id, base = self._register(name, shape_t, dtype, line)
             self._allocs[key] = (np.empty(shape, dtype), array_id, base)
         ary, array_id, base = self._allocs[key]
-        return make_proxy(ary, array_id, base, self._rec.shared)
+        return make_proxy("shared", ary, array_id, base, self._rec)
 
 
 def global_proxy(rec, fake_array, name: str) -> ArrayProxy:
@@ -242,7 +103,7 @@ def global_proxy(rec, fake_array, name: str) -> ArrayProxy:
     ary = fake_array._ary
     rec.arrays.append(ArrayInfo(name, "global", tuple(ary.shape), str(ary.dtype),
                                 ary.dtype.itemsize, 0, None))
-    return make_proxy(ary, len(rec.arrays) - 1, 0, rec.global_,
+    return make_proxy("global", ary, len(rec.arrays) - 1, 0, rec,
                       FakeWithinKernelCUDAArray(fake_array))
 
 

@@ -23,10 +23,32 @@ class SharedRaces(Analysis):
     def __init__(self):
         self._found = {}   # (hazard, array, loc first, loc second) -> entry
 
-    def interval(self, rec, log):
-        # element address -> [per kind: {loc: [up to two distinct tids]}]
+    def interval(self, rec, iv):
+        log = iv.log
+        # Elements written (or updated atomically) in this interval, and by which threads;
+        # then which of them another thread also touched. Only those are looked at closely.
+        touched = {}
+        for e in log:
+            if e[4] != READ:
+                s = touched.get(e[3])
+                if s is None:
+                    touched[e[3]] = {e[0]}
+                else:
+                    s.add(e[0])
+        if not touched:
+            return
+        for e in log:
+            s = touched.get(e[3])
+            if s is not None:
+                s.add(e[0])
+        shared_by_threads = {addr for addr, s in touched.items() if len(s) > 1}
+        if shared_by_threads:
+            self._pairs(rec, [e for e in log if e[3] in shared_by_threads])
+
+    def _pairs(self, rec, log):
+        # element address -> [per kind: {site: [up to two distinct tids]}]
         elems = {}
-        for tid, loc, _k, array, addr, kind in log:
+        for tid, loc, array, addr, kind in log:   # loc: a site here
             slots = elems.get(addr)
             if slots is None:
                 elems[addr] = slots = ({}, {}, {})
@@ -41,6 +63,8 @@ class SharedRaces(Analysis):
                 tids.append(tid)
 
     def _hazard(self, rec, hazard, array, addr, first, second):
+        first = (first[0], rec.site_loc(first[1]), first[2])
+        second = (second[0], rec.site_loc(second[1]), second[2])
         key = (hazard, array, first[1], second[1])
         entry = self._found.get(key)
         if entry is None:

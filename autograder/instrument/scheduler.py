@@ -128,7 +128,7 @@ class BlockRunner:
         if self._pos < len(self._queue):
             nxt = self._queue[self._pos]
             self._pos += 1
-            self.rec.tid = nxt.thread_id
+            self.rec.switch(nxt.thread_id)
             nxt.go.release()
         else:
             self._main.release()

@@ -2,11 +2,14 @@
 
 Only one simulated CUDA thread runs at a time (see ``scheduler``), so the hooks need no locks:
 ``Recorder.tid`` is the linear id (x + y*bx + z*bx*by) of the thread now running, set by the
-scheduler before it hands over. The recorder keeps raw events; the analyses (``barriers``,
-``races``, ``warps``, ``loads``) turn them into findings at interval, episode and block ends.
+scheduler through ``switch`` before it hands over, which also marks where that thread's events
+start in the logs. The hooks (``proxies``, ``branch_hooks``) only append tuples or count; the analyses (``barriers``, ``races``,
+``banks``, ``divergence``, ``loads``) turn them into findings at interval and block ends.
 
-A source location is one int: the line number, plus ``FILE_STRIDE * i`` for the i-th other file
-(0 is the kernel's own file), so a hot path stores an int, not a tuple.
+A source location (*loc*) is one int: the line number, plus ``FILE_STRIDE * i`` for the i-th
+other file (0 is the kernel's own file). Memory hooks record a *site* instead, the instruction:
+``f_lasti * SITE + code index``; ``site_loc`` maps it to a loc once per distinct site. Code
+objects are looked up by ``id``: hashing a code object hashes its whole contents.
 """
 
 from __future__ import annotations
@@ -14,6 +17,40 @@ from __future__ import annotations
 READ, WRITE, ATOMIC = 0, 1, 2
 ACCESS_NAMES = ("read", "write", "atomic")
 FILE_STRIDE = 10_000_000
+SITE = 4096   # code objects per launch, at most
+
+
+def _line_at(code, lasti: int) -> int:
+    for start, end, line in code.co_lines():
+        if start <= lasti < end and line is not None:
+            return line
+    return code.co_firstlineno
+
+
+class Interval:
+    """The events of one barrier interval of one block.
+
+    ``log``: shared accesses (tid, site, array id, byte address, kind); ``branches``: branch
+    outcomes (tid, loc, taken); ``segments``: (tid, log start, log end, branches start,
+    branches end) per thread, in execution order (thread-id order). Each thread's events are
+    contiguous, because it ran alone until its barrier or its end."""
+
+    def __init__(self, log: list, branches: list, segments: list):
+        self.log, self.branches, self.segments = log, branches, segments
+
+    def warps(self):
+        """(warp, [segments of its lanes]) for each warp that ran in this interval."""
+        out, cur, warp = [], [], None
+        for seg in self.segments:
+            w = seg[0] >> 5
+            if w != warp and cur:
+                out.append((warp, cur))
+                cur = []
+            warp = w
+            cur.append(seg)
+        if cur:
+            out.append((warp, cur))
+        return out
 
 
 class Recorder:
@@ -21,17 +58,18 @@ class Recorder:
         self.block_dim = block_dim
         self.nthreads = block_dim[0] * block_dim[1] * block_dim[2]
         self.files = [kernel_file]
-        self._code_loc = {}
+        self.code_ids = {}        # id(code) -> code index
+        self._codes = []          # code index -> (code, file offset); keeps the ids valid
+        self._site_loc = {}
         self.analyses = analyses
         self.tid = 0
         self.block = (0, 0, 0)
         self.arrays = []          # ArrayInfo, indexed by array id
-        self.shared_log = []      # this interval: (tid, loc, k, array id, byte address, kind)
-        self.branch_log = []      # this block: (tid, loc, k, taken)
-        self.global_loads = {}    # (array id, loc) -> count
+        self.shared_log = []
+        self.branch_log = []
+        self._marks = []          # (tid, shared_log length, branch_log length) at each switch
+        self.global_loads = {}    # (array id, site) -> count
         self.global_stores = set()  # (array id, byte offset)
-        self._acc_k = []
-        self._br_k = []
 
     # -- locations --------------------------------------------------------------------------
     def file_offset(self, filename: str) -> int:
@@ -39,12 +77,25 @@ class Recorder:
             self.files.append(filename)
         return FILE_STRIDE * self.files.index(filename)
 
+    def code_index(self, code) -> int:
+        ci = self.code_ids.get(id(code))
+        if ci is None:
+            if len(self._codes) >= SITE:
+                raise RuntimeError("too many code objects for one instrumented launch")
+            ci = self.code_ids[id(code)] = len(self._codes)
+            self._codes.append((code, self.file_offset(code.co_filename)))
+        return ci
+
     def loc(self, frame) -> int:
-        code = frame.f_code
-        off = self._code_loc.get(code)
-        if off is None:
-            off = self._code_loc[code] = self.file_offset(code.co_filename)
-        return frame.f_lineno + off
+        return frame.f_lineno + self._codes[self.code_index(frame.f_code)][1]
+
+    def site_loc(self, site: int) -> int:
+        loc = self._site_loc.get(site)
+        if loc is None:
+            lasti, ci = divmod(site, SITE)
+            code, offset = self._codes[ci]
+            loc = self._site_loc[site] = _line_at(code, lasti) + offset
+        return loc
 
     def where(self, loc: int) -> dict:
         """JSON form of a location: ``{"line": n}``, plus ``"file"`` outside the kernel's file."""
@@ -56,25 +107,6 @@ class Recorder:
         return [tid % bx, (tid // bx) % by, tid // (bx * by)]
 
     # -- hooks (hot paths) ------------------------------------------------------------------
-    def shared(self, array: int, addr: int, kind: int, frame) -> None:
-        code = frame.f_code
-        off = self._code_loc.get(code)
-        if off is None:
-            off = self._code_loc[code] = self.file_offset(code.co_filename)
-        loc = frame.f_lineno + off
-        tid = self.tid
-        ks = self._acc_k[tid]
-        k = ks.get(loc, 0)
-        ks[loc] = k + 1
-        self.shared_log.append((tid, loc, k, array, addr, kind))
-
-    def global_(self, array: int, offset: int, kind: int, frame) -> None:
-        if kind == READ:
-            key = (array, self.loc(frame))
-            self.global_loads[key] = self.global_loads.get(key, 0) + 1
-        else:
-            self.global_stores.add((array, offset))
-
     def branch_hooks(self, filename: str):
         """The two functions a rewritten kernel calls: ``br(line, test)`` for if/while/ternary
         tests and ``loop(line, iterable)`` for for-loops (True per iteration, False at exit)."""
@@ -84,39 +116,44 @@ class Recorder:
 
         def br(line, value):
             taken = bool(value)
-            tid = rec.tid
-            loc = line + offset
-            ks = rec._br_k[tid]
-            k = ks.get(loc, 0)
-            ks[loc] = k + 1
-            log.append((tid, loc, k, taken))
+            log.append((rec.tid, line + offset, taken))
             return taken
 
         def loop(line, iterable):
+            loc = line + offset
             for item in iterable:
-                br(line, True)
+                log.append((rec.tid, loc, True))
                 yield item
-            br(line, False)
+            log.append((rec.tid, loc, False))
 
         return br, loop
 
-    # -- structure events, from the scheduler (main thread, all lanes parked) ---------------
+    # -- structure events, from the scheduler ----------------------------------------------
+    def switch(self, tid: int) -> None:
+        """Thread ``tid`` runs next (called by whoever hands over, before it does)."""
+        self.tid = tid
+        self._marks.append((tid, len(self.shared_log), len(self.branch_log)))
+
     def block_start(self, block: tuple[int, int, int]) -> None:
         self.block = block
-        self._acc_k = [{} for _ in range(self.nthreads)]
-        self._br_k = [{} for _ in range(self.nthreads)]
+        self.shared_log.clear()
         self.branch_log.clear()
-        self.shared_log = []
+        self._marks.clear()
 
     def episode_end(self, episode: int, arrived: list, exited: list) -> None:
         """All live lanes are parked: ``arrived`` [(tid, loc)] wait at a barrier, ``exited``
-        [tid] returned since the last episode. Closes one shared-memory interval."""
-        log, self.shared_log = self.shared_log, []
+        [tid] returned since the last episode. Closes one barrier interval."""
+        marks = self._marks
+        ends = marks[1:] + [(None, len(self.shared_log), len(self.branch_log))]
+        segments = [(tid, s0, e[1], b0, e[2]) for (tid, s0, b0), e in zip(marks, ends)]
+        iv = Interval(list(self.shared_log), list(self.branch_log), segments)
+        self.shared_log.clear()   # in place: the hooks hold these lists
+        self.branch_log.clear()
+        self._marks = []
         for a in self.analyses:
-            a.interval(self, log)
+            a.interval(self, iv)
             a.episode(self, episode, arrived, exited)
 
     def block_end(self) -> None:
         for a in self.analyses:
             a.block_end(self)
-        self.branch_log.clear()
