@@ -40,9 +40,10 @@ class ArrayInfo:
                                                  self.shape)]
 
 
-def _name_at(filename: str, line: int) -> str | None:
+def _name_at(filename: str, line: int) -> str:
+    """The variable a shared array is assigned to on its line, for messages."""
     m = _ASSIGNED.match(linecache.getline(filename, line))
-    return m.group(1) if m else None
+    return m.group(1) if m else f"shared array of line {line}"
 
 
 class SharedMemory:
@@ -78,18 +79,18 @@ class SharedMemory:
         dtype = np.dtype(dtype)
         frame = _getframe(1)
         filename, line = frame.f_code.co_filename, frame.f_lineno
-        name = _name_at(filename, line) or f"shared array of line {line}"
-        if shape == 0:
+        if shape == 0:   # dynamic shared memory: every such array is the same bytes
             count = self._dyn_size // dtype.itemsize
             ary = np.frombuffer(self._dyn.data, dtype=dtype, count=count)
             if self._dyn_id is None:
-                self._dyn_id = self._register(name, (self._dyn_size,), np.dtype(np.byte), line)
+                self._dyn_id = self._register(_name_at(filename, line), (self._dyn_size,),
+                                              np.dtype(np.byte), line)
             array_id, base = self._dyn_id
             return make_proxy("shared", ary, array_id, base, self._rec)
         key = (filename, line)
         if key not in self._allocs:
             shape_t = (shape,) if isinstance(shape, int) else tuple(shape)
-            array_id, base = self._register(name, shape_t, dtype, line)
+            array_id, base = self._register(_name_at(filename, line), shape_t, dtype, line)
             self._allocs[key] = (np.empty(shape, dtype), array_id, base)
         ary, array_id, base = self._allocs[key]
         return make_proxy("shared", ary, array_id, base, self._rec)

@@ -51,8 +51,12 @@ def _factory(fn):
         return _cache[code]
     factory = None
     source = "".join(linecache.getlines(code.co_filename))
-    if source:
-        node = _find_def(ast.parse(source, code.co_filename), code)
+    try:
+        tree = ast.parse(source, code.co_filename) if source else None
+    except SyntaxError:   # the file changed since the kernel was defined
+        tree = None
+    if tree is not None:
+        node = _find_def(tree, code)
         if node is not None:
             node.decorator_list = []
             _Hooks().visit(node)
@@ -80,9 +84,13 @@ def instrumented(fn, rec):
     factory = _factory(fn)
     if factory is None:
         return None
+    code = fn.__code__
     br, loop = rec.branch_hooks(fn.__code__.co_filename)
     cells = [c.cell_contents for c in (fn.__closure__ or ())]
     new = factory(br, loop, *cells)
+    n = code.co_argcount
+    if (new.__code__.co_argcount, new.__code__.co_varnames[:n]) != (n, code.co_varnames[:n]):
+        return None   # the file changed since the kernel was defined
     new.__defaults__ = fn.__defaults__
     new.__kwdefaults__ = fn.__kwdefaults__
     return new

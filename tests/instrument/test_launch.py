@@ -101,3 +101,24 @@ def test_garbage_collection_is_back_on_after_the_launch():
     instrumented_launch(load("shared_out_of_bounds.py").kernel, 1, 65,
                         [f32(65), np.zeros(65, np.float32)])
     assert gc.isenabled()
+
+
+def test_a_kernel_without_readable_source_still_gets_memory_and_barrier_findings():
+    from numba import cuda, float32
+
+    source = (
+        "def scan(x, out):\n"
+        "    temp = cuda.shared.array(64, float32)\n"
+        "    tid = cuda.threadIdx.x\n"
+        "    temp[tid] = x[tid]\n"
+        "    if tid > 0:\n"
+        "        temp[tid] += temp[tid - 1]\n"
+        "    cuda.syncthreads()\n"
+        "    out[tid] = temp[tid]\n")
+    namespace = {"cuda": cuda, "float32": float32}
+    exec(compile(source, "<no file>", "exec"), namespace)
+    kernel = cuda.jit(namespace["scan"])
+    r = instrumented_launch(kernel, 1, 64, [f32(64), np.zeros(64, np.float32)])
+    assert r["divergent_branches"] is None and r["notes"]
+    # no barrier after line 4 either: thread t + 1 reads what thread t wrote there
+    assert {(x["first"]["line"], x["second"]["line"]) for x in r["races"]} == {(4, 6), (6, 6)}
