@@ -17,10 +17,14 @@ FLOAT64_SENTINEL_BITS = np.uint64(0x7FF4A5A5A5A5A5A5)
 INT_SENTINEL = -0x5EEDBEE
 
 
-def margin_for(size: int) -> int:
-    """Margin, in elements, on each side of an array of ``size`` elements: at least the array's
-    own size, so a grid that overruns the output by whole rows still lands in the margin."""
-    return max(MIN_MARGIN, size)
+def margin_for(shape: tuple[int, ...]) -> int:
+    """Margin, in elements, on each side of an array of ``shape``: enough for a grid that
+    overruns every dimension by up to a 32-wide tile (plus one more) to land in the margin.
+    A 1×70 output indexed as [row, col] by a 32×96 grid reaches flat index 31·70 + 95."""
+    reach = 1
+    for d in shape:
+        reach *= -(-int(d) // 32) * 32 + 32
+    return max(MIN_MARGIN, reach)
 
 
 def sentinel(dtype: np.dtype) -> np.ndarray:
@@ -45,7 +49,7 @@ def poison(dtype: np.dtype) -> np.ndarray:
 
 def guarded_input(values: np.ndarray) -> tuple[np.ndarray, int]:
     """A flat host buffer holding ``values`` between poisoned margins; returns (buffer, margin)."""
-    m = margin_for(values.size)
+    m = margin_for(values.shape)
     buf = np.empty(values.size + 2 * m, values.dtype)
     buf[:] = poison(values.dtype)[0]
     buf[m:m + values.size] = values.ravel()
@@ -55,7 +59,7 @@ def guarded_input(values: np.ndarray) -> tuple[np.ndarray, int]:
 def guarded_output(shape: tuple[int, ...], dtype: str) -> tuple[np.ndarray, int]:
     """A flat host buffer for an output of ``shape``: poisoned inside, sentinel margins."""
     size = int(np.prod(shape))
-    m = margin_for(size)
+    m = margin_for(shape)
     buf = np.empty(size + 2 * m, np.dtype(dtype))
     buf[:] = sentinel(dtype)[0]
     buf[m:m + size] = poison(dtype)[0]

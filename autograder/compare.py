@@ -50,7 +50,10 @@ def compare_output(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolera
         if not wrong.any():
             return True, f"all {total} elements exact"
         first = np.unravel_index(np.flatnonzero(wrong)[0], got.shape)
-        unwritten = int(np.sum(got == buffers.sentinel(got.dtype)[0]))
+        if np.issubdtype(got.dtype, np.floating):
+            unwritten = int(np.sum(np.isnan(got) & ~np.isnan(expected)))
+        else:
+            unwritten = int(np.sum(got == buffers.sentinel(got.dtype)[0]))
         extra = f"; {unwritten} never written" if unwritten else ""
         return False, (f"{int(wrong.sum())} of {total} elements wrong{extra}; first at "
                        f"{name}[{_index(first)}]: got {_fmt(got[first])}, "
