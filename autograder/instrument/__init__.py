@@ -26,17 +26,22 @@ Calling it from the child (``autograder/harness.py``), after ``resolve`` gave ``
     send({"type": "instrumented", "report": report})     # plain JSON types only
 
 - Run it in a child with ``NUMBA_ENABLE_CUDASIM=1`` (set before numba is imported), on a small
-  case (tens to a few hundred threads per block; each block costs about as much as a plain
-  simulator block). It also works in a GPU child: the kernel's Python function runs on the
-  simulator's API, real device arrays are copied to the host and back; it never touches the GPU.
-- Give it its own buffers, or do it after the outputs were sent: it writes the outputs, but
+  case: it costs about what a plain simulator run of the same launch costs (0.2x to 1.8x in
+  ``benchmarks/results/instrument_overhead_*.md``), so keep to tens or a few hundred threads per
+  block and a few blocks. It also works in a GPU child: the kernel's Python function runs on the
+  simulator's API (real device arrays are copied to the host and back), the GPU is not used.
+- Give it its own buffers, or call it after the outputs were sent: it writes the outputs, but
   ``max_blocks`` leaves blocks out and a racy kernel's values follow the fixed thread order, so
   never grade the outputs of an instrumented run.
 - ``max_blocks`` runs that many blocks, evenly spaced and including the first and the last (edge
   blocks are where bounds checks diverge); ``report["blocks_run"]`` says how many ran.
 - If the kernel raises, ``report["error"]`` holds the message, ``where`` (line) and the thread;
-  the findings cover what ran before. The launch itself only raises for a bad launch
-  configuration.
+  the findings cover what ran before. The call itself raises only for a bad launch
+  configuration (as ``kernel[grid, block]`` would).
+- Branches are counted by recompiling the kernel's source with hooks, read through
+  ``linecache`` from ``py_func.__code__.co_filename``: the harness's ``import_submission``
+  compiles from a real file, which is enough. Without source, ``divergent_branches`` is None
+  and ``report["notes"]`` says why; the other findings do not need source.
 - Lines are lines of the file the code came from: ``report["file"]`` is the kernel's; an entry
   from another file (a device function imported from elsewhere) carries its own ``"file"``.
 
@@ -52,10 +57,11 @@ Thresholds belong to the exercise: compare ``report["divergent_branches"]["total
 instructor kernel's report at the same launch.
 
 Limits: shared and global arrays only (local arrays, constant memory and registers are not
-seen); a warp instruction is the k-th access of each lane at one line, so lanes that diverged
-before are lined up approximately; bank widths assume 4-byte banks (8-byte elements count two
-words); ``and``/``or`` short-circuits are not counted as branches; the simulator's own
-limitations hold (one ``cuda.shared.array`` per line, no warp primitives).
+seen); a warp instruction is the k-th execution of one instruction by each lane within a
+barrier interval, so lanes whose paths differ are lined up approximately; banks are 4 bytes
+(8-byte elements count two words, against an ideal of two); ``and``/``or`` short-circuits are
+not counted as branches; hazards are looked for in shared memory only (not global); the
+simulator's own limits hold (one ``cuda.shared.array`` per source line, no warp primitives).
 """
 
 from .launch import instrumented_launch

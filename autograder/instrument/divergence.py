@@ -1,7 +1,7 @@
 """Divergent branches per warp: within a barrier interval, each lane's k-th outcome of the branch
-at a line (an ``if``, ``while`` or ternary test, or a ``for`` loop going round once more) is lined
-up with the other lanes' k-th outcome there; the warp branch diverges when its lanes went both
-ways."""
+at a line (an ``if``, ``while`` or ternary test; for a ``for`` loop, its trip count) is lined up
+with the other lanes' k-th outcome there; the warp branch diverges when its lanes' outcomes
+differ (both sides taken, or different trip counts)."""
 
 from __future__ import annotations
 
@@ -31,14 +31,13 @@ class DivergentBranches(Analysis):
             if not lanes:
                 continue
             if uniform_lanes(lanes):
-                taken = np.array([[e[2] for e in lane] for lane in lanes], dtype=bool)
-                split = taken.any(axis=0) & ~taken.all(axis=0)
+                outcomes = np.array([[e[2] for e in lane] for lane in lanes], dtype=np.int64)
+                split = (outcomes != outcomes[0]).any(axis=0)
                 for e, d in zip(lanes[0], split.tolist()):
                     self._count(e[1], d)
             else:
                 for (loc, _k), events in kth_groups(lanes).items():
-                    outcomes = {e[2] for e in events}
-                    self._count(loc, len(outcomes) == 2)
+                    self._count(loc, len({e[2] for e in events}) > 1)
 
     def result(self, rec):
         lines = [{**rec.where(loc), "divergent": d, "warp_branches": n}

@@ -4,6 +4,7 @@ A naive matmul loads 2n values per element of C; a tiled one 2n / TILE_WIDTH."""
 from __future__ import annotations
 
 from .analysis import Analysis
+from .trace import ARRAYS
 
 
 class GlobalLoads(Analysis):
@@ -11,7 +12,8 @@ class GlobalLoads(Analysis):
 
     def result(self, rec):
         by_array, by_line = {}, {}
-        for (array, site), n in rec.global_loads.items():
+        for key, n in rec.global_loads.items():
+            site, array = divmod(key, ARRAYS)
             loc = rec.site_loc(site)
             name = rec.arrays[array].name
             by_array[name] = by_array.get(name, 0) + n

@@ -64,9 +64,8 @@ class SharedMemory:
         base = self._next
         nbytes = int(np.prod(shape)) * dtype.itemsize if shape else dtype.itemsize
         self._next = -(-(base + nbytes) // self.ALIGN) * self.ALIGN
-        self._rec.arrays.append(ArrayInfo(name, "shared", tuple(shape), str(dtype),
-                                          dtype.itemsize, base, line))
-        return len(self._rec.arrays) - 1, base
+        info = ArrayInfo(name, "shared", tuple(shape), str(dtype), dtype.itemsize, base, line)
+        return self._rec.add_array(info), base
 
     def array(self, shape, dtype, alignment=None):
         from numba.cuda import types
@@ -102,9 +101,9 @@ def global_proxy(rec, fake_array, name: str) -> ArrayProxy:
     from numba.cuda.simulator.cudadrv.devicearray import FakeWithinKernelCUDAArray
 
     ary = fake_array._ary
-    rec.arrays.append(ArrayInfo(name, "global", tuple(ary.shape), str(ary.dtype),
-                                ary.dtype.itemsize, 0, None))
-    return make_proxy("global", ary, len(rec.arrays) - 1, 0, rec,
+    info = ArrayInfo(name, "global", tuple(ary.shape), str(ary.dtype), ary.dtype.itemsize, 0,
+                     None)
+    return make_proxy("global", ary, rec.add_array(info), 0, rec,
                       FakeWithinKernelCUDAArray(fake_array))
 
 

@@ -7,7 +7,8 @@ number (``f_lineno``) and hashing a code object both cost more than the rest of 
 ``Recorder.site_loc`` turns sites into lines later, once per distinct site.
 
 Shared proxies append ``(tid, site, array id, byte address, kind)`` to the recorder's log;
-global proxies count loads per (array, site) and remember which elements were stored.
+global proxies count loads per ``site * ARRAYS + array id`` and remember which elements were
+stored.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 
 import numpy as np
 
-from .trace import ATOMIC, READ, SITE, WRITE
+from .trace import ARRAYS, ATOMIC, READ, SITE, WRITE
 
 _getframe = sys._getframe
 _index = operator.index
@@ -179,7 +180,8 @@ class _SharedRecord:
 
 
 class _GlobalRecord:
-    """Counts loads per (array id, site); remembers stored elements."""
+    """Counts loads per (site, array id) as one int key; remembers stored elements. A load
+    needs no address, so reads skip computing one."""
     __slots__ = ()
     _space = "global"
 
@@ -187,15 +189,28 @@ class _GlobalRecord:
     def _make_sink(rec):
         return rec.global_loads
 
+    def __getitem__(self, idx):
+        value = self._a[idx]
+        if type(value) is _ndarray:
+            return self._view(value)
+        f = _getframe(1)
+        code = f.f_code
+        ci = self._codes.get(id(code))
+        if ci is None:
+            ci = self._rec.code_index(code)
+        key = (f.f_lasti * SITE + ci) * ARRAYS + self._id
+        loads = self._sink
+        loads[key] = loads.get(key, 0) + 1
+        return value
+
     def _record(self, off, kind, f):
         if kind == READ:
             code = f.f_code
             ci = self._codes.get(id(code))
             if ci is None:
                 ci = self._rec.code_index(code)
-            key = (self._id, f.f_lasti * SITE + ci)
-            loads = self._sink
-            loads[key] = loads.get(key, 0) + 1
+            key = (f.f_lasti * SITE + ci) * ARRAYS + self._id
+            self._sink[key] = self._sink.get(key, 0) + 1
         else:
             self._rec.global_stores.add((self._id, off))
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 READ, WRITE, ATOMIC = 0, 1, 2
 ACCESS_NAMES = ("read", "write", "atomic")
 FILE_STRIDE = 10_000_000
-SITE = 4096   # code objects per launch, at most
+SITE = 4096     # code objects per launch, at most
+ARRAYS = 1024   # arrays per launch, at most (global load counters are keyed by one int)
 
 
 def _line_at(code, lasti: int) -> int:
@@ -31,7 +32,7 @@ class Interval:
     """The events of one barrier interval of one block.
 
     ``log``: shared accesses (tid, site, array id, byte address, kind); ``branches``: branch
-    outcomes (tid, loc, taken); ``segments``: (tid, log start, log end, branches start,
+    outcomes (tid, loc, outcome: True/False for a test, the trip count for a for-loop); ``segments``: (tid, log start, log end, branches start,
     branches end) per thread, in execution order (thread-id order). Each thread's events are
     contiguous, because it ran alone until its barrier or its end."""
 
@@ -68,7 +69,7 @@ class Recorder:
         self.shared_log = []
         self.branch_log = []
         self._marks = []          # (tid, shared_log length, branch_log length) at each switch
-        self.global_loads = {}    # (array id, site) -> count
+        self.global_loads = {}    # site * ARRAYS + array id -> count
         self.global_stores = set()  # (array id, byte offset)
 
     # -- locations --------------------------------------------------------------------------
@@ -76,6 +77,13 @@ class Recorder:
         if filename not in self.files:
             self.files.append(filename)
         return FILE_STRIDE * self.files.index(filename)
+
+    def add_array(self, info) -> int:
+        """Register an array (``memory.ArrayInfo``); returns its id."""
+        if len(self.arrays) >= ARRAYS:
+            raise RuntimeError("too many arrays for one instrumented launch")
+        self.arrays.append(info)
+        return len(self.arrays) - 1
 
     def code_index(self, code) -> int:
         ci = self.code_ids.get(id(code))
@@ -109,7 +117,8 @@ class Recorder:
     # -- hooks (hot paths) ------------------------------------------------------------------
     def branch_hooks(self, filename: str):
         """The two functions a rewritten kernel calls: ``br(line, test)`` for if/while/ternary
-        tests and ``loop(line, iterable)`` for for-loops (True per iteration, False at exit)."""
+        tests (records the outcome) and ``loop(line, iterable)`` for for-loops (records the
+        trip count: ``len`` of a range up front, else counted as the loop runs)."""
         offset = self.file_offset(filename)
         log = self.branch_log
         rec = self
@@ -119,12 +128,20 @@ class Recorder:
             log.append((rec.tid, line + offset, taken))
             return taken
 
+        def counted(loc, iterable):
+            n = 0
+            try:
+                for item in iterable:
+                    n += 1
+                    yield item
+            finally:   # exhausted, or closed by a break / an exception
+                log.append((rec.tid, loc, n))
+
         def loop(line, iterable):
-            loc = line + offset
-            for item in iterable:
-                log.append((rec.tid, loc, True))
-                yield item
-            log.append((rec.tid, loc, False))
+            if type(iterable) is range:
+                log.append((rec.tid, line + offset, len(iterable)))
+                return iterable
+            return counted(line + offset, iterable)
 
         return br, loop
 

@@ -71,3 +71,25 @@ def test_global_loads_per_element_tiled_vs_naive():
     assert naive["global_loads_per_output"] == 2 * n
     assert tiled["global_loads"]["outputs_written"] == {"C": n * n}
     assert naive["global_loads"]["by_array"] == {"A": n ** 3, "B": n ** 3}
+
+
+def test_loops_whose_trip_count_differs_within_a_warp_diverge():
+    name = "loop_trip_counts.py"
+    out = np.zeros(64, np.int64)
+    r = instrumented_launch(load(name).kernel, 1, 64, [out])
+    div = r["divergent_branches"]
+    assert div["by_line"] == [{"line": line_of(name, "range(tid % 4)"), "divergent": 2,
+                               "warp_branches": 2}]
+    assert div["warp_branches"] == 4     # two loops, two warps: a loop counts once per run
+
+
+def test_a_loop_over_another_iterable_is_counted_as_it_runs_even_after_break():
+    from autograder.instrument.trace import Recorder
+
+    rec = Recorder("k.py", (32, 1, 1), [])
+    rec.tid = 3
+    _, loop = rec.branch_hooks("k.py")
+    for x in loop(5, iter([1, 2, 3])):
+        if x == 2:
+            break
+    assert rec.branch_log == [(3, 5, 2)]
