@@ -109,6 +109,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     blocks = select_blocks(grid_dim, max_blocks)
     module = _module(grid_dim, block_dim, dynshared, rec)
     error = None
+    done = 0
     writebacks = []
     gc_was_enabled = gc.isenabled()
     gc.disable()   # the logs are many small tuples and no cycles: collections only cost time
@@ -120,6 +121,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
             try:
                 for block in blocks:
                     runner.run_block(tuple(int(b) for b in block), kargs)
+                    done += 1
             except KernelFailure as failure:
                 error = _error(rec, failure)
             finally:
@@ -135,7 +137,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
         "file": code.co_filename,
         "griddim": list(grid_dim),
         "blockdim": list(block_dim),
-        "blocks_run": len(blocks) if error is None else None,
+        "blocks_run": done,   # completed; the failing block, if any, is not counted
         "blocks_total": math.prod(grid_dim),
         "error": error,
         "notes": notes,

@@ -65,7 +65,7 @@ def test_a_kernel_error_is_reported_with_its_line_and_threads_end():
     r = instrumented_launch(load(name).kernel, 1, 65, [f32(65), np.zeros(65, np.float32)])
     assert r["error"]["message"].startswith("IndexError")
     assert r["error"]["where"] == {"line": line_of(name, "buf[tid] = x[tid]")}
-    assert r["error"]["thread"] == [64, 0, 0]
+    assert r["error"]["thread"] == [64, 0, 0] and r["blocks_run"] == 0
     assert r["divergent_barriers"] == []          # the aborted episode is not a finding
     assert threading.active_count() == before
 
