@@ -26,7 +26,7 @@ Calling it from the child (``autograder/harness.py``), after ``resolve`` gave ``
     send({"type": "instrumented", "report": report})     # plain JSON types only
 
 - Run it in a child with ``NUMBA_ENABLE_CUDASIM=1`` (set before numba is imported), on a small
-  case: it costs about what a plain simulator run of the same launch costs (0.2x to 1.8x in
+  case: it costs about what a plain simulator run of the same launch costs (0.2x to 2x in
   ``benchmarks/results/instrument_overhead_*.md``), so keep to tens or a few hundred threads per
   block and a few blocks. It also works in a GPU child: the kernel's Python function runs on the
   simulator's API (real device arrays are copied to the host and back), the GPU is not used.
