@@ -1,6 +1,11 @@
-"""What runs inside the child process: import the submission, resolve the contract's names,
-launch its kernel on the grader's inputs, time it against the instructor's, and send raw outputs
-back over the private channel. It judges nothing: comparison happens in the grader's process.
+"""What runs inside the child process: run the submission's definitions, resolve the contract's
+names, launch its kernel on the grader's inputs, time it against the instructor's, and send raw
+outputs back over the private channel. It judges nothing: comparison happens in the grader's
+process.
+
+Only the submission's imports, constant assignments and function definitions run
+(:mod:`autograder.definitions`), from the source text in the request: no top-level statement of
+the student's can patch Numba, NumPy or this module, start threads, or write on the channel.
 
 Run as ``python -m autograder.harness CHANNEL_FD``; the request (a pickle from the grader) comes
 on standard input and is read in full before any student code runs. Must not import numba before
@@ -22,6 +27,7 @@ from .channel import write_record
 
 _channel_fd = -1
 PTX_LIMIT = 4 << 20
+SIM_THREAD_STACK = 1 << 20
 
 
 def send(header: dict, arrays=None) -> None:
@@ -47,18 +53,35 @@ def _describe(exc: BaseException) -> str:
 
 
 def send_error(phase: str, exc: BaseException, path: str, **extra) -> None:
+    lineno = _student_frame(exc, path) or getattr(exc, "submission_lineno", None)
     send({"type": "error", "phase": phase, "message": _describe(exc),
-          "lineno": _student_frame(exc, path), **extra})
+          "lineno": lineno, **extra})
 
 
-def import_submission(path: str) -> types.ModuleType:
-    with open(path, encoding="utf-8") as f:
-        code = compile(f.read(), path, "exec")
+def import_submission(path: str, text: str | None = None) -> types.ModuleType:
+    """The submission as a module, built by :func:`autograder.definitions.run_definitions`
+    (imports, constants and function definitions only) from ``text`` (the grader's copy, sent
+    in the request) or, without it, from the file at ``path``. The statements it skipped are
+    in ``module.__dict__["__kernelgrade_skipped__"]`` (a list of ``Skipped``)."""
+    from .definitions import run_definitions
+
+    if text is None:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     module = types.ModuleType("submission")
     module.__file__ = path
     sys.modules["submission"] = module
-    exec(code, module.__dict__)
+    skipped = run_definitions(text, path, module.__dict__)
+    module.__dict__["__kernelgrade_skipped__"] = skipped
     return module
+
+
+def _defined(module, name: str):
+    """``module``'s own binding of ``name`` (no ``getattr``: no module ``__getattr__`` runs)."""
+    return vars(module).get(name, _MISSING)
+
+
+_MISSING = object()
 
 
 class ContractError(Exception):
@@ -70,10 +93,10 @@ def resolve(module, contract: dict, path: str, backend: str):
     consts = {}
     for c in contract["constants"]:
         name = c["name"]
-        if not hasattr(module, name):
+        value = _defined(module, name)
+        if value is _MISSING:
             raise ContractError(f"the submission does not define {name}")
-        value = getattr(module, name)
-        if isinstance(value, bool) or not isinstance(value, int):
+        if type(value) is not int:
             raise ContractError(f"{name} must be an int, got {type(value).__name__} {value!r}")
         if not c["low"] <= value <= c["high"]:
             raise ContractError(f"{name} = {value} is outside {c['low']}..{c['high']}")
@@ -84,14 +107,14 @@ def resolve(module, contract: dict, path: str, backend: str):
         if not eval(expr, {"__builtins__": {}}, dict(consts)):
             raise ContractError(message.format(**consts))
     for fname in contract["functions"]:
-        if not callable(getattr(module, fname, None)):
+        if type(_defined(module, fname)) is not types.FunctionType:
             raise ContractError(f"the submission does not define a function {fname}(...)")
     name = contract["kernel"]
     if not name:
         return None, consts
-    if not hasattr(module, name):
+    kernel = _defined(module, name)
+    if kernel is _MISSING:
         raise ContractError(f"the submission does not define {name}")
-    kernel = getattr(module, name)
     _check_kernel(kernel, name, contract, path, backend)
     return kernel, consts
 
@@ -103,7 +126,7 @@ def _check_kernel(kernel, name: str, contract: dict, path: str, backend: str) ->
         from numba.cuda.simulator.kernel import FakeCUDAKernel as KernelType
     else:
         from numba.cuda.dispatcher import CUDADispatcher as KernelType
-    if not isinstance(kernel, KernelType):
+    if type(kernel) is not KernelType:  # exactly: no subclass stands in for a kernel
         raise ContractError(
             f"{name} must be a Numba CUDA {what} ({decorator} def {name}(...)), "
             f"got {type(kernel).__name__}")
@@ -177,7 +200,7 @@ def run_calls(module, cases: list[dict], path: str) -> None:
         send({"type": "start", "id": case["id"]})
         params = case["params"]
         try:
-            value = getattr(module, params["call"])(**params["args"])
+            value = _defined(module, params["call"])(**params["args"])
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{params['call']} must return a number, "
                                 f"got {type(value).__name__} {value!r:.60}")
@@ -203,7 +226,7 @@ def prepare_timing(cuda, contract, consts, timing):
     constants, the launch shape and an L2 flusher: everything :func:`measure_timing` needs."""
     from . import timing as timing_mod
 
-    solution = import_solution(timing["solution_path"], consts)
+    solution = import_solution(timing["solution_path"], consts, timing.get("solution_source"))
     params = timing["params"]
     input_bytes = sum(a.nbytes for a in timing["inputs"].values())
     copies = max(1, min(TIMING_COPIES, TIMING_COPY_BYTES // max(1, input_bytes)))
@@ -246,16 +269,30 @@ def measure_timing(cuda, kernel, prepared) -> dict:
             "copies": copies, "seconds": main["seconds"] + self_check["seconds"]}
 
 
-def import_solution(path: str, consts: dict) -> types.ModuleType:
+def import_solution(path: str, consts: dict, text: str | None = None) -> types.ModuleType:
     """The instructor's module with the student's constants (e.g. TILE_WIDTH) set before its
-    kernels are first compiled, so timing compares like with like."""
+    kernels are first compiled, so timing compares like with like. ``text``: its source, sent
+    by the grader in the request (the sandbox shows no solution file); ``path`` names it."""
     module = types.ModuleType("instructor_solution")
     module.__file__ = path
-    with open(path, encoding="utf-8") as f:
-        exec(compile(f.read(), path, "exec"), module.__dict__)
+    if text is None:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    exec(compile(text, path, "exec"), module.__dict__)
     for name, value in consts.items():
         setattr(module, name, value)
     return module
+
+
+def _not_dumpable() -> None:
+    """``PR_SET_DUMPABLE`` 0: other processes of the same user (a sibling child) can no longer
+    open this one's ``/proc/<pid>/fd``, ``mem`` or ``environ``, nor ptrace it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        pass
 
 
 def main(argv: list[str]) -> int:
@@ -267,6 +304,12 @@ def main(argv: list[str]) -> int:
     backend = request["backend"]
     if backend == "sim":
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        # The simulator runs one thread per CUDA thread; at glibc's default 8 MiB stacks a
+        # 1024-thread block reserves 8 GiB, which the sandbox's memory limit (RLIMIT_DATA)
+        # counts. Kernel bodies need little stack.
+        import threading
+
+        threading.stack_size(SIM_THREAD_STACK)
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     path, contract, phases = request["source_path"], request["contract"], request["phases"]
@@ -277,8 +320,10 @@ def main(argv: list[str]) -> int:
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
         send({"type": "device", "name": name})
     send({"type": "hello", "pid": os.getpid()})
+    if backend != "gpu":
+        _not_dumpable()
     try:
-        module = import_submission(path)
+        module = import_submission(path, request.get("source_text"))
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included
         send_error("import", exc, path)
         return 0
@@ -290,7 +335,9 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:
         send_error("contract", exc, path)
         return 0
-    send({"type": "imported", "constants": consts})
+    skipped = module.__dict__.get("__kernelgrade_skipped__", [])
+    send({"type": "imported", "constants": consts,
+          "skipped": [[s.lineno, s.reason] for s in skipped[:50]]})
 
     if "compile" in phases and kernel is not None:
         try:

@@ -1,17 +1,49 @@
-"""The child process: spawn the harness, feed it a request, watch it with deadlines, collect its
-records from the private channel, and kill its whole process group when time runs out.
+"""The child process: spawn the harness in a sandbox, feed it a request, watch it with deadlines,
+collect its records from the private channel, and kill everything it started when it ends.
 
 A spinning kernel or a hung import costs the test it was in, never the batch: the watchdog gives
 the import ``import_timeout`` seconds, each case ``case_timeout`` seconds, and the whole child
-``total_timeout`` seconds, then kills it (SIGKILL to the process group).
+``total_timeout`` seconds, then kills it.
+
+Two ways to run the child, chosen once per grader process (:func:`sandbox_status`):
+
+* **bubblewrap** (``bwrap``, an optional system package), when it is installed and a cheap probe
+  shows it can create namespaces here. The child sees a read-only system (``/usr`` and the
+  loader's files in ``/etc``), the Python installation and virtual environment, the
+  ``autograder`` package (without any installed ``solutions``) and the scratch folder with the
+  submission, read-only; a private ``/tmp`` (a size-capped tmpfs, also its working folder and
+  ``HOME``); no network (``--unshare-net``); its own PID namespace (``--unshare-pid``: it cannot
+  see or signal the grader, and every process it starts dies with it); no capabilities; and
+  ``--die-with-parent``. The project's ``solutions/``, ``tests/``, ``.git``, other users' files
+  and other submissions are simply not there. GPU device nodes (``/dev/nvidia*``) and ``/sys``
+  are passed through only where a GPU is present.
+* **plain**: a child process under :mod:`autograder.reaper` (a subreaper that kills every
+  descendant when the harness ends, and absorbs a kill aimed at the harness's parent), in its
+  own session and process group. Every result graded this way carries the note
+  ``"sandbox: bubblewrap unavailable (<reason>); ran in a plain child process"``.
+
+``KERNELGRADE_SANDBOX`` chooses: ``auto`` (the default: bubblewrap where it works), ``off``
+(always plain) or ``require`` (refuse to grade without bubblewrap: :class:`SandboxUnavailable`).
+
+Limits in both modes (:class:`Limits`): wall time (the deadlines above); host memory with
+``RLIMIT_DATA`` (heap and private writable mappings; ``RLIMIT_AS`` would break CUDA, which
+reserves huge address ranges); captured output with ``RLIMIT_FSIZE`` (the grader reads only its
+tail); and the bytes the grader accepts from the channel (a child that sends more is stopped).
+
+The instructor solution is not visible in the sandbox: for GPU timing the grader sends its
+source text inside the request (on standard input, read before any student code is defined), so
+there is no path to find and nothing on disk to read; simulator runs, which do no timing, never
+receive it.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import pickle
 import queue
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,15 +57,40 @@ from .channel import ChannelError, read_record
 
 OUTPUT_LIMIT_BYTES = 64 << 20
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(__file__).resolve().parent
+REAPER = PACKAGE_DIR / "reaper.py"
+TMPFS_BYTES = 256 << 20
+# Measured: a simulator child grading tiled_matmul peaks near 0.6 GiB of data segment (numba,
+# numpy, the simulator's threads); the compile child near 0.5 GiB. 4 GiB leaves room for real
+# kernels at the simulator's sizes and stops a runaway allocation long before the host suffers.
+SIM_MEMORY_BYTES = 4 << 30
+# On a GPU the CUDA driver maps device memory shared and reserves address space without
+# writing it, which RLIMIT_DATA does not count; host data stays small (inputs, outputs).
+GPU_MEMORY_BYTES = 32 << 30
+CHANNEL_BYTES = 1 << 30
+PLAIN_NOTE = "sandbox: bubblewrap unavailable ({reason}); ran in a plain child process"
+
+
+class SandboxUnavailable(RuntimeError):
+    """``KERNELGRADE_SANDBOX=require`` and bubblewrap cannot run here."""
 
 
 @dataclass
 class Limits:
-    """Deadlines in seconds for one child process."""
+    """Deadlines in seconds and resource caps for one child process.
+
+    ``memory_bytes``: ``RLIMIT_DATA`` of the child (None: the backend's default,
+    :data:`SIM_MEMORY_BYTES` or :data:`GPU_MEMORY_BYTES`). ``output_bytes``: the most the child
+    may write to standard output and error (``RLIMIT_FSIZE``). ``channel_bytes``: the most the
+    grader reads from the child's channel before it stops the child.
+    """
 
     import_timeout: float = 30.0
     case_timeout: float = 30.0
     total_timeout: float = 120.0
+    memory_bytes: int | None = None
+    output_bytes: int = OUTPUT_LIMIT_BYTES
+    channel_bytes: int = CHANNEL_BYTES
 
 
 @dataclass
@@ -43,7 +100,9 @@ class ChildRun:
     ``ended``: ``"finished"`` (sent ``done``), ``"timeout"`` (killed by the watchdog while in
     ``last_started``, a case id, ``"timing"``, or ``None`` for the import), or ``"exited"``
     (ended without ``done``: crashed, exited early or was killed). ``output`` is the tail of
-    what the student's code printed.
+    what the student's code printed. ``sandbox`` is ``"bubblewrap"`` or ``"plain"``;
+    ``notes`` holds what the result should tell about how the child ran (the plain-mode note,
+    a child stopped for flooding the channel).
     """
 
     records: list[tuple[dict, dict]] = field(default_factory=list)
@@ -52,6 +111,8 @@ class ChildRun:
     last_started: object = None
     output: str = ""
     seconds: float = 0.0
+    sandbox: str = "plain"
+    notes: list[str] = field(default_factory=list)
 
     def of_type(self, kind: str) -> list[tuple[dict, dict]]:
         return [r for r in self.records if r[0].get("type") == kind]
@@ -61,27 +122,208 @@ class ChildRun:
         return found[0][0] if found else None
 
 
+# ---------------------------------------------------------------------------------------------
+# Choosing the mode
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """``available``: bubblewrap runs here; ``reason``: why not (for the plain-mode note)."""
+
+    available: bool
+    reason: str = ""
+
+
+_status: SandboxStatus | None = None
+_status_lock = threading.Lock()
+
+
+def _mode() -> str:
+    mode = os.environ.get("KERNELGRADE_SANDBOX", "auto").strip().lower() or "auto"
+    if mode not in ("auto", "off", "require"):
+        raise ValueError(f"KERNELGRADE_SANDBOX must be auto, off or require, not {mode!r}")
+    return mode
+
+
+def _probe() -> SandboxStatus:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return SandboxStatus(False, "bwrap is not installed")
+    with tempfile.TemporaryDirectory(prefix="kernelgrade-probe-") as tmp:
+        cmd = _bwrap_command(Path(tmp), gpu=False) + ["/usr/bin/env", "true"]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=20,
+                                 stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return SandboxStatus(False, f"bwrap did not start: {exc}")
+    if out.returncode != 0:
+        msg = (out.stderr.strip().splitlines() or [f"exit code {out.returncode}"])[-1]
+        return SandboxStatus(False, f"bwrap cannot create its namespaces here: {msg}")
+    return SandboxStatus(True)
+
+
+def sandbox_status(refresh: bool = False) -> SandboxStatus:
+    """Whether bubblewrap can run here, probed once per process (a sandboxed ``true``)."""
+    global _status
+    if _mode() == "off":
+        return SandboxStatus(False, "KERNELGRADE_SANDBOX=off")
+    with _status_lock:
+        if _status is None or refresh:
+            _status = _probe()
+        return _status
+
+
+# ---------------------------------------------------------------------------------------------
+# The bubblewrap command line
+
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ld.so.preload", "alternatives",
+              "localtime", "passwd", "group", "nsswitch.conf", "hosts", "host.conf")
+
+
+def _covered(path: Path, bound: list[Path]) -> bool:
+    return any(path == b or b in path.parents for b in bound)
+
+
+def _python_dirs() -> list[Path]:
+    """Folders the interpreter and its packages live in (installation, venv, real executable)."""
+    dirs = []
+    for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
+              os.path.dirname(os.path.realpath(sys.executable)),
+              os.path.dirname(os.path.abspath(sys.executable))):
+        path = Path(p).resolve()
+        if path.is_dir():
+            dirs.append(path)
+    import site
+
+    for p in site.getsitepackages():
+        path = Path(p).resolve()
+        if path.is_dir():
+            dirs.append(path)
+    # Widest first, so nested ones are skipped.
+    out: list[Path] = []
+    for d in sorted(set(dirs), key=lambda d: len(d.parts)):
+        if not _covered(d, out):
+            out.append(d)
+    return out
+
+
+def gpu_device_nodes() -> list[str]:
+    """``/dev/nvidia*`` nodes (and their ``nvidia-caps`` folder) present on this machine."""
+    return sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/renderD*"))
+
+
+def _library_dirs() -> list[Path]:
+    """Where the CUDA toolkit and driver libraries may live outside ``/usr``: ``CUDA_HOME`` and
+    friends, ``LD_LIBRARY_PATH``, and the folders ``/etc/ld.so.conf.d`` lists."""
+    found = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")]
+    found += os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+    for conf in sorted(glob.glob("/etc/ld.so.conf.d/*.conf")):
+        try:
+            found += [ln.strip() for ln in Path(conf).read_text().splitlines()]
+        except OSError:
+            pass
+    dirs = []
+    for v in found:
+        if v and v.startswith("/") and Path(v).is_dir():
+            path = Path(v).resolve()
+            if path.parts[1:2] not in (("proc",), ("sys",), ("dev",), ("tmp",)):
+                dirs.append(path)
+    return dirs
+
+
+def _bwrap_command(workdir: Path, gpu: bool) -> list[str]:
+    """The ``bwrap`` arguments for one child (up to, not including, the command)."""
+    cmd = ["bwrap", "--die-with-parent", "--new-session",
+           "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+           "--unshare-cgroup-try", "--cap-drop", "ALL",
+           "--hostname", "kernelgrade"]
+    bound: list[Path] = []
+    for d in _SYSTEM_DIRS:
+        p = Path(d)
+        if p.is_symlink():
+            cmd += ["--symlink", os.readlink(p), d]
+        elif p.is_dir():
+            cmd += ["--ro-bind", d, d]
+            bound.append(p)
+    for name in _ETC_FILES:
+        cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for d in _python_dirs() + _library_dirs():
+        if not _covered(d, bound):
+            cmd += ["--ro-bind", str(d), str(d)]
+            bound.append(d)
+    if not _covered(PACKAGE_DIR, bound):
+        cmd += ["--ro-bind", str(PACKAGE_DIR), str(PACKAGE_DIR)]
+    if (PACKAGE_DIR / "solutions").exists():  # an installed copy of the instructor solutions
+        cmd += ["--tmpfs", str(PACKAGE_DIR / "solutions")]
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
+            "--size", str(16 << 20), "--tmpfs", "/dev/shm",
+            "--ro-bind", str(workdir), str(workdir),
+            "--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    if gpu:
+        for node in gpu_device_nodes():
+            cmd += ["--dev-bind", node, node]
+        cmd += ["--ro-bind", "/sys", "/sys"]
+        for d in ("/proc/driver/nvidia",):
+            if Path(d).exists():
+                cmd += ["--ro-bind-try", d, d]
+    return cmd
+
+
+# ---------------------------------------------------------------------------------------------
+# Running one child
+
+
 def _child_env(backend: str) -> dict:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("KERNELGRADE_", "NUMBA_ENABLE_CUDASIM"))}
+           if not k.startswith(("KERNELGRADE_", "NUMBA_ENABLE_CUDASIM", "DASK_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop("PYTHONSTARTUP", None)
+    env.pop("PYTHONINSPECT", None)
     if backend == "sim":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     return env
 
 
-def _limit_child() -> None:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT_BYTES, OUTPUT_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+def memory_limit(backend: str, limits: Limits) -> int:
+    """The child's ``RLIMIT_DATA`` in bytes."""
+    if limits.memory_bytes is not None:
+        return int(limits.memory_bytes)
+    return GPU_MEMORY_BYTES if backend == "gpu" else SIM_MEMORY_BYTES
+
+
+def _limiter(output_bytes: int, memory_bytes: int):
+    def limit() -> None:  # runs in the forked child before exec: async-signal-safe calls only
+        resource.setrlimit(resource.RLIMIT_FSIZE, (output_bytes, output_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
+    return limit
+
+
+class _Budget:
+    """A binary stream that refuses to read past ``limit`` bytes in all (raises ChannelError
+    before the read, so a huge declared length never allocates)."""
+
+    def __init__(self, stream, limit: int):
+        self.stream, self.left, self.exceeded = stream, limit, False
+
+    def read(self, n: int) -> bytes:
+        if n > self.left:
+            self.exceeded = True
+            raise ChannelError("the child sent more than the grader reads")
+        data = self.stream.read(n)
+        self.left -= len(data)
+        return data
 
 
 def _reader(stream, out: queue.Queue) -> None:
     try:
         while True:
             out.put(read_record(stream))
-    except (EOFError, ChannelError, OSError):
+    except (EOFError, ChannelError, OSError, MemoryError):
         pass
     finally:
         out.put(None)
@@ -98,29 +340,74 @@ def _tail(path: Path, limit: int = 4000) -> str:
         return ""
 
 
+def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool) -> list[str]:
+    harness = [sys.executable, "-P", "-m", "autograder.harness", str(wfd)]
+    if use_bwrap:
+        return _bwrap_command(workdir, gpu=backend == "gpu" and bool(gpu_device_nodes())) \
+            + ["--", *harness]
+    return [sys.executable, "-S", str(REAPER), str(os.getpid()), *harness]
+
+
 def run_child(request: dict, backend: str, limits: Limits, workdir: Path) -> ChildRun:
-    """Run the harness on ``request`` (see :mod:`autograder.harness`) in ``workdir``."""
+    """Run the harness on ``request`` (see :mod:`autograder.harness`) with ``workdir`` (the
+    submission's scratch folder, read-only to the child) visible. Never raises for anything
+    the child does; raises :class:`SandboxUnavailable` only under ``KERNELGRADE_SANDBOX=require``.
+    """
+    status = sandbox_status()
+    broken = _broken.get(backend)
+    if status.available and broken:
+        status = SandboxStatus(False, broken)
+    if not status.available and _mode() == "require":
+        raise SandboxUnavailable(f"bubblewrap cannot run: {status.reason}")
+    run = _run_once(request, backend, limits, workdir, status.available)
+    if status.available and _infrastructure_failed(run):
+        # The probe passed, yet the sandboxed child died before its first record (which it
+        # sends before any student code exists): a mount or device it lacks. Grade without
+        # bubblewrap from now on for this backend, and say so.
+        last = (run.output.strip().splitlines() or [f"exit code {run.exit_code}"])[-1][:200]
+        _broken[backend] = f"the sandboxed {backend} child failed to start: {last}"
+        run = _run_once(request, backend, limits, workdir, False)
+        run.notes.insert(0, PLAIN_NOTE.format(reason=_broken[backend]))
+    elif not status.available:
+        run.notes.insert(0, PLAIN_NOTE.format(reason=status.reason))
+    return run
+
+
+_broken: dict[str, str] = {}
+
+
+def _infrastructure_failed(run: ChildRun) -> bool:
+    """No record at all: the child died before ``hello`` (sent before any student code)."""
+    return not run.records and run.ended == "exited"
+
+
+def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
+              use_bwrap: bool) -> ChildRun:
     rfd, wfd = os.pipe()
     out_path = workdir / f"output-{backend}-{os.getpid()}-{threading.get_ident()}.txt"
+    plain_cwd = None
+    if not use_bwrap:
+        plain_cwd = tempfile.mkdtemp(prefix=f"cwd-{backend}-", dir=workdir)
+    env = _child_env(backend)
+    if plain_cwd:
+        env["HOME"] = env["TMPDIR"] = plain_cwd
     started = time.monotonic()
     with open(out_path, "wb") as out_file:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.harness", str(wfd)],
+            _command(backend, wfd, workdir, use_bwrap),
             stdin=subprocess.PIPE, stdout=out_file, stderr=subprocess.STDOUT,
-            pass_fds=(wfd,), cwd=workdir, env=_child_env(backend),
-            start_new_session=True, preexec_fn=_limit_child,
+            pass_fds=(wfd,), cwd=plain_cwd or workdir, env=env,
+            start_new_session=True,
+            preexec_fn=_limiter(limits.output_bytes, memory_limit(backend, limits)),
         )
     os.close(wfd)
     records: queue.Queue = queue.Queue()
-    stream = os.fdopen(rfd, "rb")
+    stream = _Budget(os.fdopen(rfd, "rb"), limits.channel_bytes)
     reader = threading.Thread(target=_reader, args=(stream, records), daemon=True)
     reader.start()
-    try:
-        proc.stdin.write(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    run = ChildRun()
+    feeder = threading.Thread(target=_feed, args=(proc, request), daemon=True)
+    feeder.start()
+    run = ChildRun(sandbox="bubblewrap" if use_bwrap else "plain")
     phase_deadline = started + limits.import_timeout
     total_deadline = started + limits.total_timeout
     while True:
@@ -134,23 +421,56 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path) -> Chi
         except queue.Empty:
             continue
         if item is None:
-            run.ended = "finished" if run.first("done") else "exited"
+            run.ended = "exited"
             break
         header = item[0]
         header["_arrived"] = round(time.monotonic() - started, 4)  # seconds since the spawn
         run.records.append(item)
         kind = header.get("type")
+        if kind == "done":  # nothing more to read: threads the child left running don't count
+            run.ended = "finished"
+            break
         if kind == "start":
             run.last_started = header.get("id")
             phase_deadline = time.monotonic() + limits.case_timeout
         elif kind in ("imported", "error") and header.get("phase") in (None, "import", "contract"):
             phase_deadline = total_deadline
-    _kill_group(proc)
-    run.exit_code = proc.wait()
-    stream.close()
+    _stop(proc, use_bwrap)
+    run.exit_code = proc.returncode
+    stream.stream.close()
+    if stream.exceeded:
+        run.notes.append(f"the grading process sent more than {limits.channel_bytes} bytes of "
+                         "results and was stopped")
     run.output = _tail(out_path)
     run.seconds = time.monotonic() - started
     return run
+
+
+def _feed(proc: subprocess.Popen, request: dict) -> None:
+    """Write the request on the child's standard input (in a thread: a child that never reads
+    must not block the watchdog)."""
+    try:
+        proc.stdin.write(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+        proc.stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+def _stop(proc: subprocess.Popen, use_bwrap: bool) -> None:
+    """End the child and everything it started.
+
+    bubblewrap: SIGKILL to its process group; the PID namespace dies with its first process.
+    plain: SIGTERM to the reaper, which SIGKILLs every descendant (those that left the
+    session included) and exits; then SIGKILL to the group as a backstop.
+    """
+    if not use_bwrap and proc.poll() is None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    _kill_group(proc)
+    proc.wait()
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -163,3 +483,18 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def scratch_dir() -> tempfile.TemporaryDirectory:
     """A private scratch folder for one submission's child processes."""
     return tempfile.TemporaryDirectory(prefix="kernelgrade-")
+
+
+def main() -> int:
+    """``python -m autograder.sandbox``: say how children will run here (exit status 0 either
+    way; 1 under ``KERNELGRADE_SANDBOX=require`` when bubblewrap cannot run)."""
+    status = sandbox_status()
+    if status.available:
+        print("sandbox: bubblewrap (read-only system, private /tmp, no network, own PID namespace)")
+        return 0
+    print(PLAIN_NOTE.format(reason=status.reason))
+    return 1 if _mode() == "require" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
