@@ -2,10 +2,10 @@
 
 Lanes are grouped into warps of 32 by linear thread id; within a barrier interval, a lane's k-th
 shared access at an instruction (a site) is lined up with the other lanes' k-th access there as
-one warp instruction (when all lanes took the same path, simply the i-th access of each, vectorised). Its cost is
-the largest number of distinct 4-byte words that fall in one of the 32 banks (lanes reading the
-same word are a broadcast, counted once); a conflict-free instruction costs what its width needs
-(1 for 4-byte elements). Atomics are left out.
+one warp instruction (when all lanes took the same path, simply the i-th access of each,
+vectorised). Its cost is the largest number of distinct 4-byte words that fall in one of the 32
+banks (lanes reading the same word are a broadcast, counted once); a conflict-free instruction
+costs what its width needs (1 for 4-byte elements). Atomics are left out.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Only one simulated CUDA thread runs at a time (see ``scheduler``), so the hooks need no locks:
 ``Recorder.tid`` is the linear id (x + y*bx + z*bx*by) of the thread now running, set by the
 scheduler through ``switch`` before it hands over, which also marks where that thread's events
-start in the logs. The hooks (``proxies``, ``branch_hooks``) only append tuples or count; the analyses (``barriers``, ``races``,
-``banks``, ``divergence``, ``loads``) turn them into findings at interval and block ends.
+start in the logs. The hooks (``proxies``, ``branch_hooks``) only append tuples or count; the
+analyses (``barriers``, ``races``, ``banks``, ``divergence``, ``loads``) turn them into
+findings at interval and block ends.
 
 A source location (*loc*) is one int: the line number, plus ``FILE_STRIDE * i`` for the i-th
 other file (0 is the kernel's own file). Memory hooks record a *site* instead, the instruction:
@@ -32,9 +33,10 @@ class Interval:
     """The events of one barrier interval of one block.
 
     ``log``: shared accesses (tid, site, array id, byte address, kind); ``branches``: branch
-    outcomes (tid, loc, outcome: True/False for a test, the trip count for a for-loop); ``segments``: (tid, log start, log end, branches start,
-    branches end) per thread, in execution order (thread-id order). Each thread's events are
-    contiguous, because it ran alone until its barrier or its end."""
+    outcomes (tid, loc, outcome: True/False for a test, the trip count for a for-loop);
+    ``segments``: (tid, log start, log end, branches start, branches end) per thread, in
+    execution order (thread-id order). Each thread's events are contiguous, because it ran
+    alone until its barrier or its end."""
 
     def __init__(self, log: list, branches: list, segments: list):
         self.log, self.branches, self.segments = log, branches, segments
