@@ -8,10 +8,9 @@ control divergence; then give it a plain ``kernelgrade-expect`` line.
 """
 
 import numpy as np
-import pytest
 
-from autograder import exercises, known_bad, shapes
-from conftest import SOLUTIONS, assert_full_marks, assert_rejected, grade_file
+from autograder import exercises, shapes
+from conftest import SOLUTIONS, assert_full_marks, grade_file
 
 EXERCISE = "block_sum"
 
@@ -38,24 +37,8 @@ def test_timing_size_is_large():
     assert t.full_ratio == 1.25
 
 
-def test_instructor_solution_gets_full_marks():
-    result = grade_file(SOLUTIONS / "block_sum.py", EXERCISE)
-    assert_full_marks(result)
-    assert result.score > 0
-
-
 def test_instructor_solution_at_another_block_size(tmp_path):
     src = (SOLUTIONS / "block_sum.py").read_text().replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 64")
     path = tmp_path / "block_sum_64.py"
     path.write_text(src)
     assert_full_marks(grade_file(path, EXERCISE))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mutant", known_bad.mutants(EXERCISE), ids=lambda p: p.stem)
-def test_known_bad_is_rejected(mutant):
-    assert_rejected(mutant, grade_file(mutant, EXERCISE))
-
-
-def test_mutants_exist():
-    assert len(known_bad.mutants(EXERCISE)) >= 3

@@ -7,7 +7,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbhelpers import ASSIGNMENTS, ROOT, TEST_DEVICE, kernel_env
+from .nbhelpers import ASSIGNMENTS, ROOT, TEST_DEVICE, kernel_env
 
 from autograder.nbgrader import notebook as nbb
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from nbhelpers import ASSIGNMENTS, ROOT, load_script
+from .nbhelpers import ASSIGNMENTS, ROOT, load_script
 
 from autograder import exercises
 from autograder.nbgrader import notebook as nbb

@@ -8,7 +8,7 @@ import shutil
 
 import nbformat
 import pytest
-from nbhelpers import (ASSIGNMENTS, ROOT, TEST_DEVICE, load_script, nbgrader, scores,
+from .nbhelpers import (ASSIGNMENTS, ROOT, TEST_DEVICE, load_script, nbgrader, scores,
                        submit)
 from traitlets.config.loader import PyFileConfigLoader
 from typer.testing import CliRunner

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from nbhelpers import make_course, nbgrader, shared_dir, submit
+from .nbhelpers import make_course, nbgrader, shared_dir, submit
 
 
 @pytest.fixture(scope="session")
