@@ -1,0 +1,175 @@
+"""``autograder batch`` killed with SIGKILL at random moments, then resumed, grades exactly like
+an uninterrupted run: one result per submission, the same scores, statuses, messages and seeds;
+and no process of the killed batch (Dask workers, grading children, sandboxes) outlives it.
+
+The class has 30 submissions; most fail fast (syntax errors cost no child process; a missing
+kernel or a TILE_WIDTH out of range cost one import), a few run for real on the simulator
+(occupancy functions, and transpose kernels at the exercise's small simulator sizes).
+Kill moments are random, each after a random number of stored results (so kills land while
+submissions are being graded); ``KERNELGRADE_KILL_SEED`` replays a failing run.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from autograder.store import ResultStore
+from conftest import ROOT, SOLUTIONS, TEST_DEVICE
+
+pytestmark = pytest.mark.slow
+
+BATCH_SEED = 424242
+KILLS = 3
+MARKER = "KG_BATCH_KILL_TEST"
+
+
+def make_class(root: Path) -> list[str]:
+    """Write 30 submissions in nbgrader's ``submitted/<student>/<assignment>/`` layout; return
+    their keys."""
+    subs: dict[str, tuple[str, str]] = {}
+    for i in range(18):  # syntax errors on different lines
+        body = "from numba import cuda\n" + "TILE_WIDTH = 16\n" * (i % 5) + f"def broken({i}:\n"
+        subs[f"s{i:02d}"] = ("01_tiled_matmul", body)
+    for i in range(18, 22):
+        subs[f"s{i:02d}"] = ("01_tiled_matmul", f"from numba import cuda\nTILE_WIDTH = {8 + i}\n")
+    for i in range(22, 25):
+        subs[f"s{i:02d}"] = ("01_tiled_matmul", "from numba import cuda\nTILE_WIDTH = 64\n\n"
+                             "@cuda.jit\ndef tiled_matmul(A, B, C):\n    pass\n")
+    occupancy = (SOLUTIONS / "occupancy.py").read_text()
+    subs["s25"] = ("03_occupancy", occupancy)
+    subs["s26"] = ("03_occupancy", occupancy.replace("return float(tile_width)",
+                                                     "return float(tile_width) / 2"))
+    subs["s27"] = ("03_occupancy", "def warps_per_block(threads_per_block, warp_size=32):\n"
+                                   "    return threads_per_block // warp_size\n")
+    transpose = (SOLUTIONS / "transpose.py").read_text()
+    wrong = transpose.replace("B[b_row, b_col] = tile[tx, ty + j]",
+                              "B[b_row, b_col] = tile[tx, ty + j] + float32(1.0)")
+    assert wrong != transpose
+    subs["s28"] = ("05_transpose", transpose)
+    subs["s29"] = ("05_transpose", wrong)  # deterministic wrong values (no uninitialised reads)
+    keys = []
+    for student, (assignment, text) in subs.items():
+        folder = root / student / assignment
+        folder.mkdir(parents=True)
+        (folder / f"{assignment.split('_', 1)[1]}.py").write_text(text)
+        keys.append(f"{student}/{assignment}")
+    return sorted(keys)
+
+
+def _batch(root: Path, db: Path, marker: str) -> subprocess.Popen:
+    env = dict(os.environ, **{MARKER: marker})
+    return subprocess.Popen(
+        [sys.executable, "-m", "autograder.cli", "batch", str(root), "--db", str(db),
+         "--device", TEST_DEVICE, "--workers", "2", "--seed", str(BATCH_SEED)],
+        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True)
+
+
+def _stored(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+            return con.execute("SELECT count(*) FROM results").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _marked(marker: str) -> list[str]:
+    """Live processes whose environment holds ``marker`` (the batch and all it started)."""
+    found = []
+    needle = f"{MARKER}={marker}".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state == "Z":
+                continue
+            if needle in Path(f"/proc/{name}/environ").read_bytes():
+                cmd = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+                found.append(f"{name}: {cmd.decode(errors='replace')[:120]}")
+        except OSError:
+            continue
+    return found
+
+
+def _summary(db: Path) -> dict[str, tuple]:
+    store = ResultStore(db)
+    try:
+        rows = store.rows()
+    finally:
+        store.close()
+    out = {}
+    for r in rows:
+        res = r["result"]
+        out[r["key"]] = (res["score"], res["seed"], res["device"],
+                         tuple((t["name"], t["status"], t["points"], t["message"])
+                               for t in res["tests"]))
+    return out
+
+
+def _run_to_end(root: Path, db: Path, marker: str) -> None:
+    proc = _batch(root, db, marker)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err.decode()[-3000:]
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is None and TEST_DEVICE == "gpu",
+                    reason="KERNELGRADE_TEST_DEVICE=gpu needs a GPU")
+def test_killed_batch_resumes_to_the_uninterrupted_result(tmp_path):
+    kill_seed = int(os.environ.get("KERNELGRADE_KILL_SEED", random.randrange(1 << 30)))
+    rng = random.Random(kill_seed)
+    root = tmp_path / "submitted"
+    keys = make_class(root)
+    assert len(keys) == 30
+    marker = uuid.uuid4().hex
+
+    reference_db = tmp_path / "reference.sqlite"
+    _run_to_end(root, reference_db, marker)
+    reference = _summary(reference_db)
+    assert sorted(reference) == keys
+
+    db = tmp_path / "killed.sqlite"
+    partial = []
+    for k in range(KILLS):
+        before = _stored(db)
+        target = before + rng.randint(1, 6)
+        proc = _batch(root, db, marker)
+        deadline = time.monotonic() + 240
+        while _stored(db) < target and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 1.5))
+        running = _marked(marker)
+        assert proc.poll() is not None or len(running) >= 3, \
+            f"the marker does not reach the batch's workers: {running}"  # batch + 2 workers
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)  # the batch process only: its children must follow
+        proc.wait()
+        partial.append(_stored(db))
+        deadline = time.monotonic() + 30
+        while _marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.25)
+        left = _marked(marker)
+        assert not left, (f"kill {k + 1} (seed {kill_seed}) left processes behind:\n"
+                          + "\n".join(left))
+    assert any(0 < n < len(keys) for n in partial), \
+        f"no kill landed mid-batch (stored after each kill: {partial}; seed {kill_seed})"
+
+    _run_to_end(root, db, marker)
+    resumed = _summary(db)
+    assert sorted(resumed) == keys, f"seed {kill_seed}"
+    for key in keys:
+        assert resumed[key] == reference[key], f"{key} differs after resume (seed {kill_seed})"
+    assert not _marked(marker)
