@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test install gpu-checks clean
+.PHONY: demo test install gpu-checks clean sandbox-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --durations=15
+
+# How grading children run here: under bubblewrap (the optional system package `bubblewrap`,
+# used when it is installed and works; nothing here needs root) or as plain child processes.
+sandbox-check: $(STAMP)
+	$(PY) -m autograder.sandbox
 
 clean:
 	rm -rf $(VENV) demo-out course

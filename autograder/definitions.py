@@ -142,8 +142,8 @@ class _Kinds:
 class _Evaluator:
     """Evaluates one constant expression under the rules in the module docstring."""
 
-    def __init__(self, ns: dict, kinds: _Kinds):
-        self.ns, self.k = ns, kinds
+    def __init__(self, ns: dict, kinds: _Kinds, lazy: bool = False):
+        self.ns, self.k, self.lazy = ns, kinds, lazy
 
     def data(self, node):
         v = self.eval(node)
@@ -299,7 +299,9 @@ class _Evaluator:
             if self.k.is_student_function(v):
                 args.append(v)
             else:
-                args.append(self._signature(v, a))
+                sig = self._signature(v, a)
+                if not self.lazy:  # lazy: compiled later for the contract's signature
+                    args.append(sig)
         kwargs = {}
         for kw in node.keywords:
             if kw.arg not in JIT_OPTIONS:
@@ -408,14 +410,15 @@ def _bound_names(node) -> list[str]:
 
 
 class _Runner:
-    def __init__(self, path: str, ns: dict, kinds: _Kinds):
+    def __init__(self, path: str, ns: dict, kinds: _Kinds, lazy: bool = False):
         self.path, self.ns, self.k = path, ns, kinds
-        self.ev = _Evaluator(ns, kinds)
+        self.ev = _Evaluator(ns, kinds, lazy)
         self.skipped: list[Skipped] = []
         self.skipped_names: dict[str, int] = {}
 
     def skip(self, node, reason: str) -> None:
-        self.skipped.append(Skipped(node.lineno, reason))
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        self.skipped.append(Skipped(first, reason))
         for name in _bound_names(node):
             self.skipped_names.setdefault(name, node.lineno)
 
@@ -518,7 +521,11 @@ class _Runner:
 
     def decorator(self, node):
         target = node.func if isinstance(node, ast.Call) else node
-        if self.ev.eval(target) is not self.k.jit:
+        try:
+            is_jit = self.ev.eval(target) is self.k.jit
+        except Disallowed:
+            is_jit = False
+        if not is_jit:
             raise Disallowed(f"decorator @{ast.unparse(node)}: only @cuda.jit is allowed")
         if isinstance(node, ast.Call):
             deco = self.ev._jit_call(node)
@@ -528,12 +535,16 @@ class _Runner:
         return self.k.jit
 
 
-def run_definitions(text: str, path: str, namespace: dict) -> list[Skipped]:
+def run_definitions(text: str, path: str, namespace: dict, lazy: bool = False) -> list[Skipped]:
     """Run the definitions in ``text`` (compiled as file ``path``) into ``namespace``; return
     the statements skipped. Raises what an allowed statement raises (``ImportError``,
-    ``NameError``, ...), with ``submission_lineno`` set, and ``SyntaxError``."""
+    ``NameError``, ...), with ``submission_lineno`` set, and ``SyntaxError``.
+
+    ``lazy``: leave out the signatures given to ``cuda.jit`` (after checking them), so nothing
+    compiles eagerly: the GPU-compile child has no GPU to compile for, and compiles the kernel
+    for the contract's signature itself."""
     tree = ast.parse(text, filename=path)
     namespace.setdefault("__builtins__", builtins)
-    runner = _Runner(path, namespace, _Kinds(path))
+    runner = _Runner(path, namespace, _Kinds(path), lazy)
     runner.run(tree)
     return runner.skipped

@@ -58,7 +58,7 @@ def send_error(phase: str, exc: BaseException, path: str, **extra) -> None:
           "lineno": lineno, **extra})
 
 
-def import_submission(path: str, text: str | None = None) -> types.ModuleType:
+def import_submission(path: str, text: str | None = None, lazy: bool = False) -> types.ModuleType:
     """The submission as a module, built by :func:`autograder.definitions.run_definitions`
     (imports, constants and function definitions only) from ``text`` (the grader's copy, sent
     in the request) or, without it, from the file at ``path``. The statements it skipped are
@@ -71,7 +71,7 @@ def import_submission(path: str, text: str | None = None) -> types.ModuleType:
     module = types.ModuleType("submission")
     module.__file__ = path
     sys.modules["submission"] = module
-    skipped = run_definitions(text, path, module.__dict__)
+    skipped = run_definitions(text, path, module.__dict__, lazy=lazy)
     module.__dict__["__kernelgrade_skipped__"] = skipped
     return module
 
@@ -323,7 +323,8 @@ def main(argv: list[str]) -> int:
     if backend != "gpu":
         _not_dumpable()
     try:
-        module = import_submission(path, request.get("source_text"))
+        # The compile child has no GPU: a kernel given a signature must not compile eagerly.
+        module = import_submission(path, request.get("source_text"), lazy=backend == "compile")
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included
         send_error("import", exc, path)
         return 0

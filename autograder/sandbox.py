@@ -67,7 +67,7 @@ SIM_MEMORY_BYTES = 4 << 30
 # On a GPU the CUDA driver maps device memory shared and reserves address space without
 # writing it, which RLIMIT_DATA does not count; host data stays small (inputs, outputs).
 GPU_MEMORY_BYTES = 32 << 30
-CHANNEL_BYTES = 1 << 30
+CHANNEL_BYTES = 256 << 20  # all of a GPU run's outputs (guarded) fit in a tenth of it
 PLAIN_NOTE = "sandbox: bubblewrap unavailable ({reason}); ran in a plain child process"
 
 

@@ -1,0 +1,175 @@
+"""The sandbox (bubblewrap or a reaper-guarded plain child) and the definitions-only loader.
+
+The hostile submissions themselves are in ``tests/adversarial``; here: the loader's rules one by
+one, the mode choice (probe, ``KERNELGRADE_SANDBOX``), the channel budget, and the plain mode's
+guarantees exercised even on machines where bubblewrap runs.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # in-process numba, as tests/instrument does
+
+import pytest  # noqa: E402
+
+from autograder import sandbox  # noqa: E402
+from autograder.channel import ChannelError, encode, read_record  # noqa: E402
+from autograder.definitions import run_definitions  # noqa: E402
+
+PATH = "/nonexistent/submission.py"
+
+
+def _run(src: str, lazy: bool = False):
+    ns = {"__name__": "submission"}
+    skipped = run_definitions(src, PATH, ns, lazy=lazy)
+    return ns, {s.lineno: s.reason for s in skipped}
+
+
+def test_definitions_keep_constants_imports_kernels_and_functions():
+    ns, skipped = _run(
+        "import math\n"                                  # 1
+        "import numpy as np\n"                           # 2
+        "from numba import cuda, float32, void\n"        # 3
+        "TILE = 16\n"                                    # 4
+        "PADDED = TILE + 1\n"                            # 5
+        "SHAPE: tuple = (TILE, PADDED)\n"                # 6
+        "N = int(math.ceil(7 / 2)) * 2\n"                # 7
+        "DT = np.float32\n"                              # 8
+        "jit = cuda.jit\n"                               # 9
+        "SIG = void(float32[:, ::1])\n"                  # 10
+        "TILE += 0\n"                                    # 11
+        '"""a docstring"""\n'                            # 12
+        "@jit\n"                                         # 13
+        "def k(A):\n"
+        "    A[0] = TILE\n"
+        "@cuda.jit(device=True, inline=True)\n"          # 16
+        "def helper(a, b=3, *, c=PADDED):\n"
+        "    return a + b + c\n"
+        "def plain(x: int = 5) -> int:\n"                # 19
+        "    return x\n"
+        "if __name__ == '__main__':\n"                   # 21
+        "    plain()\n")
+    assert skipped == {}
+    assert (ns["TILE"], ns["PADDED"], ns["SHAPE"], ns["N"]) == (16, 17, (16, 17), 8)
+    assert ns["plain"]() == 5 and ns["plain"].__annotations__ == {}
+    assert ns["helper"].py_func.__defaults__ == (3,)
+    assert ns["helper"].py_func.__kwdefaults__ == {"c": 17}
+    assert type(ns["k"]).__name__ in ("FakeCUDAKernel", "CUDADispatcher")
+
+
+@pytest.mark.parametrize("line, words", [
+    ("import os", "only numba, numpy and math"),
+    ("from subprocess import run", "only numba, numpy and math"),
+    ("from numba import _helperlib", "not imported"),
+    ("print('hello')", "a call or expression"),
+    ("if True:\n    X = 1", "an if block"),
+    ("for i in range(3):\n    pass", "a for loop"),
+    ("class K:\n    pass", "a class"),
+    ("np.allclose = None", "only plain names"),
+    ("X = np.load('x.npy', allow_pickle=True)", "calling `np.load`"),
+    ("X = open('/etc/passwd')", "built-in open"),
+    ("X = __import__('os')", "__import__"),
+    ("X = ().__class__", "attribute __class__"),
+    ("X = config.ENABLE_CUDASIM", "a setting, not a constant"),
+    ("X = np.zeros(1 << 40)", "an array that large"),
+    ("X = 2 ** 100000", "an exponent that large"),
+    ("def __getattr__(name):\n    return 1", "def __getattr__"),
+    ("@staticmethod\ndef f():\n    pass", "only @cuda.jit"),
+    ("@cuda.jit(link=['/etc/passwd'])\ndef f():\n    pass", "option link="),
+    ("@cuda.jit(\"void(float32[:]) if __import__('os').system('true') else 0\")\n"
+     "def f(a):\n    pass", "IfExp is not allowed"),
+    ("@cuda.jit('void(np.float32[:])')\ndef f(a):\n    pass", "Attribute is not allowed"),
+    ("def f(x=open('/etc/passwd')):\n    pass", "built-in open"),
+    ("X = [c for c in range(3)]", "ListComp"),
+    ("X = lambda: 0", "Lambda"),
+])
+def test_definitions_skip_everything_else(line, words):
+    ns, skipped = _run("import numpy as np\nfrom numba import cuda, config\n" + line + "\n")
+    assert 3 in skipped, f"not skipped: {line!r}"
+    assert words in skipped[3], skipped[3]
+
+
+def test_a_name_left_undefined_by_a_skipped_statement_says_so():
+    with pytest.raises(NameError, match="line 1 that would define it is not run") as info:
+        _run("class Fake:\n    pass\nkernel = Fake\n")
+    assert info.value.submission_lineno == 3
+
+
+def test_lazy_definitions_drop_checked_signatures():
+    ns, skipped = _run("from numba import cuda\n@cuda.jit('void(float32[:])')\ndef k(a):\n"
+                       "    pass\n", lazy=True)
+    assert skipped == {} and "k" in ns
+
+
+def test_channel_budget_refuses_before_reading():
+    data = encode({"type": "case", "id": 0}, {"C": __import__("numpy").zeros(1000)})
+    budget = sandbox._Budget(io.BytesIO(data * 3), limit=len(data) * 2)
+    assert read_record(budget)[0]["id"] == 0
+    assert read_record(budget)[0]["id"] == 0
+    with pytest.raises(ChannelError):
+        read_record(budget)
+    assert budget.exceeded
+
+
+def test_probe_says_why_without_bwrap(monkeypatch):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    assert sandbox._probe() == sandbox.SandboxStatus(False, "bwrap is not installed")
+
+
+def test_require_mode_refuses_to_grade_without_bubblewrap(monkeypatch, tmp_path):
+    monkeypatch.setattr(sandbox, "_status", sandbox.SandboxStatus(False, "not here"))
+    monkeypatch.setenv("KERNELGRADE_SANDBOX", "require")
+    with pytest.raises(sandbox.SandboxUnavailable, match="not here"):
+        sandbox.run_child({}, "sim", sandbox.Limits(), tmp_path)
+
+
+def test_off_mode_runs_plain_children_with_a_note(monkeypatch):
+    monkeypatch.setenv("KERNELGRADE_SANDBOX", "off")
+    status = sandbox.sandbox_status()
+    assert not status.available
+    assert sandbox.PLAIN_NOTE.format(reason=status.reason).startswith(
+        "sandbox: bubblewrap unavailable (KERNELGRADE_SANDBOX=off); ran in a plain child process")
+
+
+def test_bubblewrap_hides_the_project(tmp_path):
+    """Where bubblewrap runs, the child's view has the package and the venv, nothing else of the
+    project, no network and only its own processes."""
+    if not sandbox.sandbox_status().available:
+        pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
+    import subprocess
+    import sys
+
+    probe = ("import os, socket\n"
+             "root = os.path.dirname(os.path.dirname(os.path.abspath(__import__('autograder')"
+             ".__file__)))\n"
+             "print(sorted(os.listdir(root)))\n"
+             "print(sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
+             "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2); print('net')\n"
+             "except OSError:\n    print('no net')\n")
+    out = subprocess.run(sandbox._bwrap_command(tmp_path, gpu=False)
+                         + ["--", sys.executable, "-P", "-c", probe],
+                         capture_output=True, text=True, env=sandbox._child_env("sim"),
+                         timeout=60)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0, out.stderr
+    visible = eval(lines[0])
+    assert "autograder" in visible
+    assert not {"solutions", "tests", ".git", "examples"} & set(visible), visible
+    assert eval(lines[1]) == ["1", "2"]
+    assert lines[2] == "no net"
+
+
+PLAIN_SUBSET = ["kill_parent", "fork_left_behind", "os_exit_in_function", "channel_flood"]
+
+
+@pytest.mark.parametrize("name", PLAIN_SUBSET)
+def test_plain_mode_contains_the_child_too(name, monkeypatch):
+    """Without bubblewrap the reaper must still absorb a kill of the parent, kill what the
+    child left behind (even in a new session), and the grader must go on."""
+    from tests.adversarial.test_adversarial import (
+        FILES, test_hostile_submission_gets_nothing_and_the_grader_carries_on as hostile)
+
+    monkeypatch.setenv("KERNELGRADE_SANDBOX", "off")
+    hostile(FILES / f"{name}.py")
