@@ -232,8 +232,11 @@ def _library_dirs() -> list[Path]:
     return dirs
 
 
-def _bwrap_command(workdir: Path, gpu: bool) -> list[str]:
-    """The ``bwrap`` arguments for one child (up to, not including, the command)."""
+def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
+                   writable: Path | None = None) -> list[str]:
+    """The ``bwrap`` arguments for one child (up to, not including, the command).
+    ``extra_ro``: more folders to show read-only (a wrapper tool's installation);
+    ``writable``: a folder shown read-write at its own path (a wrapper's log folder)."""
     cmd = ["bwrap", "--die-with-parent", "--new-session",
            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--cap-drop", "ALL",
@@ -248,7 +251,7 @@ def _bwrap_command(workdir: Path, gpu: bool) -> list[str]:
             bound.append(p)
     for name in _ETC_FILES:
         cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    for d in _python_dirs() + _library_dirs():
+    for d in _python_dirs() + _library_dirs() + [Path(p).resolve() for p in extra_ro]:
         if not _covered(d, bound):
             cmd += ["--ro-bind", str(d), str(d)]
             bound.append(d)
@@ -259,8 +262,10 @@ def _bwrap_command(workdir: Path, gpu: bool) -> list[str]:
     cmd += ["--proc", "/proc", "--dev", "/dev",
             "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
             "--size", str(16 << 20), "--tmpfs", "/dev/shm",
-            "--ro-bind", str(workdir), str(workdir),
-            "--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+            "--ro-bind", str(workdir), str(workdir)]
+    if writable is not None:
+        cmd += ["--bind", str(writable), str(writable)]
+    cmd += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
     if gpu:
         for node in gpu_device_nodes():
             cmd += ["--dev-bind", node, node]
@@ -340,18 +345,26 @@ def _tail(path: Path, limit: int = 4000) -> str:
         return ""
 
 
-def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool) -> list[str]:
-    harness = [sys.executable, "-P", "-m", "autograder.harness", str(wfd)]
+def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
+             wrapper: tuple[str, ...] = (), writable: Path | None = None) -> list[str]:
+    harness = [*wrapper, sys.executable, "-P", "-m", "autograder.harness", str(wfd)]
     if use_bwrap:
-        return _bwrap_command(workdir, gpu=backend == "gpu" and bool(gpu_device_nodes())) \
-            + ["--", *harness]
+        extra = (Path(wrapper[0]).resolve().parent,) if wrapper else ()
+        return _bwrap_command(workdir, gpu=backend == "gpu" and bool(gpu_device_nodes()),
+                              extra_ro=extra, writable=writable) + ["--", *harness]
     return [sys.executable, "-S", str(REAPER), str(os.getpid()), *harness]
 
 
-def run_child(request: dict, backend: str, limits: Limits, workdir: Path) -> ChildRun:
+def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
+              wrapper: tuple[str, ...] = (), writable: Path | None = None) -> ChildRun:
     """Run the harness on ``request`` (see :mod:`autograder.harness`) with ``workdir`` (the
     submission's scratch folder, read-only to the child) visible. Never raises for anything
     the child does; raises :class:`SandboxUnavailable` only under ``KERNELGRADE_SANDBOX=require``.
+
+    ``wrapper``: a command the harness runs under, inside the sandbox (``compute-sanitizer
+    --tool racecheck --log-file F``); its installation folder is shown read-only. ``writable``:
+    a folder the child may write (where that log goes; give a fresh one, outside ``workdir``).
+    Only use a wrapper's output from GPU runs, where no student Python runs in the child.
     """
     status = sandbox_status()
     broken = _broken.get(backend)
@@ -359,14 +372,14 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path) -> Chi
         status = SandboxStatus(False, broken)
     if not status.available and _mode() == "require":
         raise SandboxUnavailable(f"bubblewrap cannot run: {status.reason}")
-    run = _run_once(request, backend, limits, workdir, status.available)
+    run = _run_once(request, backend, limits, workdir, status.available, wrapper, writable)
     if status.available and _infrastructure_failed(run):
         # The probe passed, yet the sandboxed child died before its first record (which it
         # sends before any student code exists): a mount or device it lacks. Grade without
         # bubblewrap from now on for this backend, and say so.
         last = (run.output.strip().splitlines() or [f"exit code {run.exit_code}"])[-1][:200]
         _broken[backend] = f"the sandboxed {backend} child failed to start: {last}"
-        run = _run_once(request, backend, limits, workdir, False)
+        run = _run_once(request, backend, limits, workdir, False, wrapper, writable)
         run.notes.insert(0, PLAIN_NOTE.format(reason=_broken[backend]))
     elif not status.available:
         run.notes.insert(0, PLAIN_NOTE.format(reason=status.reason))
@@ -382,7 +395,8 @@ def _infrastructure_failed(run: ChildRun) -> bool:
 
 
 def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
-              use_bwrap: bool) -> ChildRun:
+              use_bwrap: bool, wrapper: tuple[str, ...] = (),
+              writable: Path | None = None) -> ChildRun:
     rfd, wfd = os.pipe()
     out_path = workdir / f"output-{backend}-{os.getpid()}-{threading.get_ident()}.txt"
     plain_cwd = None
@@ -394,7 +408,7 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     started = time.monotonic()
     with open(out_path, "wb") as out_file:
         proc = subprocess.Popen(
-            _command(backend, wfd, workdir, use_bwrap),
+            _command(backend, wfd, workdir, use_bwrap, tuple(wrapper), writable),
             stdin=subprocess.PIPE, stdout=out_file, stderr=subprocess.STDOUT,
             pass_fds=(wfd,), cwd=plain_cwd or workdir, env=env,
             start_new_session=True,

@@ -173,3 +173,25 @@ def test_plain_mode_contains_the_child_too(name, monkeypatch):
 
     monkeypatch.setenv("KERNELGRADE_SANDBOX", "off")
     hostile(FILES / f"{name}.py")
+
+
+def test_a_wrapper_runs_inside_the_child_and_writes_only_its_folder(tmp_path):
+    """The hook compute-sanitizer needs: a command prefix inside the sandbox, and one folder it
+    may write (its log), whichever the mode."""
+    from autograder import exercises
+    from autograder.grader import _make_cases, _request
+    from conftest import SOLUTIONS
+
+    ex = exercises.get("occupancy")
+    work, logs = tmp_path / "work", tmp_path / "logs"
+    work.mkdir()
+    logs.mkdir()
+    source = work / "submission.py"
+    source.write_text((SOLUTIONS / "occupancy.py").read_text())
+    cases = _make_cases(ex, 1)[:2]
+    wrapper = ("/bin/sh", "-c", f'echo wrapped > {logs}/log.txt && exec "$@"', "sh")
+    run = sandbox.run_child(_request(ex, "sim", ["run"], source, cases, None), "sim",
+                            sandbox.Limits(), work, wrapper=wrapper, writable=logs)
+    assert run.ended == "finished", run.output
+    assert len(run.of_type("case")) == 2
+    assert (logs / "log.txt").read_text() == "wrapped\n"
