@@ -195,3 +195,22 @@ def test_a_wrapper_runs_inside_the_child_and_writes_only_its_folder(tmp_path):
     assert run.ended == "finished", run.output
     assert len(run.of_type("case")) == 2
     assert (logs / "log.txt").read_text() == "wrapped\n"
+
+
+def test_printed_fake_json_does_not_reach_the_command_line_output():
+    """``autograder grade --json`` prints exactly one JSON object, the grader's, whatever the
+    submission prints (here a perfect fake report, then ``os._exit(0)``)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT, TEST_DEVICE
+
+    path = ROOT / "tests/adversarial/files/os_exit_in_function.py"
+    out = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(path),
+                          "--exercise", "occupancy", "--device", TEST_DEVICE, "--json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["score"] == 0.0
+    assert all(t["status"] != "passed" for t in report["tests"])
