@@ -114,9 +114,15 @@ def _summary(db: Path) -> dict[str, tuple]:
     out = {}
     for r in rows:
         res = r["result"]
-        out[r["key"]] = (res["score"], res["seed"], res["device"],
-                         tuple((t["name"], t["status"], t["points"], t["message"])
-                               for t in res["tests"]))
+        # On a GPU, timing verdicts are measurements (ratios, confidence intervals): compared by
+        # name only, and left out of the score. On the simulator they are all "skipped".
+        timed = res["device"].startswith("gpu")
+        tests = tuple((t["name"],) if timed and t["kind"] == "timing"
+                      else (t["name"], t["status"], t["points"], t["message"])
+                      for t in res["tests"])
+        score = round(sum(t["points"] for t in res["tests"]
+                          if not (timed and t["kind"] == "timing")), 4)
+        out[r["key"]] = (score, res["seed"], res["device"], tests)
     return out
 
 
@@ -152,8 +158,8 @@ def test_killed_batch_resumes_to_the_uninterrupted_result(tmp_path):
             time.sleep(0.05)
         time.sleep(rng.uniform(0.0, 1.5))
         running = _marked(marker)
-        assert proc.poll() is not None or len(running) >= 3, \
-            f"the marker does not reach the batch's workers: {running}"  # batch + 2 workers
+        assert proc.poll() is not None or len(running) >= 2, \
+            f"the marker does not reach the batch's workers: {running}"  # batch + its workers
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)  # the batch process only: its children must follow
         proc.wait()

@@ -1,6 +1,6 @@
 # adversarial: a constant that takes hours to compute (the grader does evaluate constants).
 # adversarial-exercise: tiled_matmul
-# adversarial-limits: 4 4 12
+# adversarial-limits: 8 8 20
 # kernelgrade-expect: correctness=timeout
 import math
 from numba import cuda
