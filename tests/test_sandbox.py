@@ -216,3 +216,37 @@ def test_printed_fake_json_does_not_reach_the_command_line_output():
     report = json.loads(out.stdout)
     assert report["score"] == 0.0
     assert all(t["status"] != "passed" for t in report["tests"])
+
+
+def _fake_bwrap(tmp_path, monkeypatch, script: str) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "bwrap"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setattr(sandbox, "_status", None)
+    monkeypatch.setattr(sandbox, "_broken", {})
+    monkeypatch.delenv("KERNELGRADE_SANDBOX", raising=False)
+
+
+def test_a_bwrap_that_cannot_make_namespaces_fails_the_probe(tmp_path, monkeypatch):
+    _fake_bwrap(tmp_path, monkeypatch,
+                'echo "bwrap: No permissions to creating new namespace" >&2\nexit 1\n')
+    status = sandbox.sandbox_status()
+    assert not status.available
+    assert "No permissions to creating new namespace" in status.reason
+
+
+def test_a_bwrap_that_fails_after_the_probe_falls_back_with_a_note(tmp_path, monkeypatch):
+    """The probe passes, the real child cannot start: graded in a plain child, and said so."""
+    from conftest import SOLUTIONS, grade_file
+
+    _fake_bwrap(tmp_path, monkeypatch,
+                'for last; do :; done\n[ "$last" = true ] && exit 0\n'
+                'echo "bwrap: Can\'t mount proc on /newroot/proc" >&2\nexit 1\n')
+    assert sandbox.sandbox_status().available
+    result = grade_file(SOLUTIONS / "occupancy.py", "occupancy")
+    assert result.score == result.max_score
+    assert any("failed to start: bwrap: Can't mount proc" in n for n in result.notes), \
+        result.notes
