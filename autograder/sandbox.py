@@ -451,7 +451,9 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
             phase_deadline = total_deadline
     _stop(proc, use_bwrap)
     run.exit_code = proc.returncode
-    stream.stream.close()
+    reader.join(timeout=5)
+    if not reader.is_alive():  # else a process that escaped holds the pipe: leave it to the thread
+        stream.stream.close()
     if stream.exceeded:
         run.notes.append(f"the grading process sent more than {limits.channel_bytes} bytes of "
                          "results and was stopped")
