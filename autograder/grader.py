@@ -250,7 +250,8 @@ def _void_unless_compiled(tests, source, run, compiled_run) -> None:
 
 
 def _skipped_note(source: Source, run: ChildRun) -> str:
-    rec = run.first("imported")
+    rec = run.first("imported") or next(
+        (h for h, _ in run.of_type("error") if h.get("phase") == "contract"), None)
     items = rec.get("skipped") if rec else None
     if not items or not isinstance(items, list):
         return ""

@@ -328,17 +328,17 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included
         send_error("import", exc, path)
         return 0
+    skipped = [[s.lineno, s.reason] for s in module.__dict__["__kernelgrade_skipped__"][:50]]
     try:
         kernel, consts = resolve(module, contract, path, backend)
     except ContractError as exc:
-        send({"type": "error", "phase": "contract", "message": str(exc), "lineno": None})
+        send({"type": "error", "phase": "contract", "message": str(exc), "lineno": None,
+              "skipped": skipped})
         return 0
     except BaseException as exc:
-        send_error("contract", exc, path)
+        send_error("contract", exc, path, skipped=skipped)
         return 0
-    skipped = module.__dict__.get("__kernelgrade_skipped__", [])
-    send({"type": "imported", "constants": consts,
-          "skipped": [[s.lineno, s.reason] for s in skipped[:50]]})
+    send({"type": "imported", "constants": consts, "skipped": skipped})
 
     if "compile" in phases and kernel is not None:
         try:
