@@ -145,8 +145,9 @@ def test_autograded_notebook_shows_the_student_what_failed(autograded_course):
 @pytest.mark.slow
 def test_autograde_survives_an_endless_loop_and_code_that_does_not_parse(released_course,
                                                                           tmp_path):
-    """frank's notebook loops forever at top level, erin's does not parse: each costs its own
-    tests, nbgrader's run goes on, and both get 0 with a message that says why."""
+    """frank's kernel loops forever on a partial tile, erin's code does not parse: each costs its
+    own tests, nbgrader's run goes on, erin gets 0 and frank only what ran before the hang, each
+    with a message that says why."""
     course = shutil.copytree(released_course, tmp_path / "course")
     for student in ("erin", "frank"):
         submit(course, student, "02_matmul_any_size")
@@ -155,7 +156,11 @@ def test_autograde_survives_an_endless_loop_and_code_that_does_not_parse(release
     messages = {}
     for student in ("erin", "frank"):
         got = scores(course, "02_matmul_any_size", student)
-        assert len(got) == 4 and all(points == 0.0 for points, _ in got.values()), got
+        assert len(got) == 4, got
+        if student == "erin":
+            assert all(points == 0.0 for points, _ in got.values()), got
+        else:
+            assert got["matmul_any_size-hidden-correctness"][0] <= 5.0, got
         nb = nbb.read(course / "autograded" / student / "02_matmul_any_size" /
                       "matmul_any_size.ipynb")
         messages[student] = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
