@@ -17,7 +17,7 @@ from .discovery import Submission, discover
 from .store import ResultStore
 
 
-def grade_submission(sub: dict, device: str, seed: int) -> dict:
+def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True) -> dict:
     """Grade one submission on a Dask worker; returns ``ExerciseResult.to_dict()``.
 
     A student folder without a notebook scores 0 with a message. Never raises for a bad
@@ -35,7 +35,8 @@ def grade_submission(sub: dict, device: str, seed: int) -> dict:
         result.tests = _all_tests(ex, Status.ERROR,
                                   f"no .ipynb or .py file was submitted in {sub['key']}")
         return result.to_dict()
-    return grade(sub["path"], sub["exercise"], device=device, seed=seed).to_dict()
+    return grade(sub["path"], sub["exercise"], device=device, seed=seed,
+                 sanitize=sanitize).to_dict()
 
 
 def gpu_count() -> int:
@@ -46,9 +47,11 @@ def gpu_count() -> int:
     return sum(1 for ln in out.stdout.splitlines() if ln.startswith("GPU "))
 
 
-def local_cluster(backend: str, workers: int | None):
-    """A local Dask cluster: one worker per GPU (pinned) on ``gpu``, else ``workers`` CPU
-    workers (default: the number of cores)."""
+def local_cluster(backend: str, workers: int | None, workers_per_gpu: int = 1):
+    """A local Dask cluster: ``workers_per_gpu`` workers per GPU (pinned with
+    ``CUDA_VISIBLE_DEVICES``; ``workers`` caps the GPUs used) on ``gpu``, else ``workers`` CPU
+    workers (default: the number of cores). Workers sharing a GPU take turns for timing
+    (:mod:`autograder.gpulock`)."""
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # workers inherit it
     from distributed import Nanny, Scheduler, SpecCluster
 
@@ -56,9 +59,9 @@ def local_cluster(backend: str, workers: int | None):
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ids = visible.split(",") if visible else [str(i) for i in range(max(1, gpu_count()))]
         ids = ids[: workers or len(ids)]
-        specs = {f"gpu{i}": {"cls": Nanny, "options": {"nthreads": 1,
-                                                      "env": {"CUDA_VISIBLE_DEVICES": gid}}}
-                 for i, gid in enumerate(ids)}
+        specs = {f"gpu{i}-{j}": {"cls": Nanny, "options": {
+                     "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gid}}}
+                 for i, gid in enumerate(ids) for j in range(max(1, workers_per_gpu))}
     else:
         n = workers or os.cpu_count() or 1
         specs = {f"cpu{i}": {"cls": Nanny, "options": {"nthreads": 1}} for i in range(n)}
@@ -69,7 +72,8 @@ def local_cluster(backend: str, workers: int | None):
 
 def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
               device: str = "auto", workers: int | None = None, scheduler: str | None = None,
-              seed: int | None = None, progress: bool = True) -> tuple[ResultStore, list[str]]:
+              seed: int | None = None, progress: bool = True, workers_per_gpu: int = 1,
+              sanitize: bool = True) -> tuple[ResultStore, list[str]]:
     """Grade every submission under ``root`` not yet in ``db``; returns (the store, the keys
     the grader itself failed on). Raises ``ValueError`` for a bad folder or device."""
     from distributed import Client, as_completed
@@ -85,14 +89,14 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     failures: list[str] = []
     if not pending:
         return store, failures
-    cluster = None if scheduler else local_cluster(backend, workers)
+    cluster = None if scheduler else local_cluster(backend, workers, workers_per_gpu)
     with Client(scheduler or cluster) as client:
         futures = {}
         for s in pending:
             d = asdict(s)
             d["path"] = str(s.path) if s.path else None
             fut = client.submit(grade_submission, d, backend,
-                                ResultStore.submission_seed(batch_seed, s.key),
+                                ResultStore.submission_seed(batch_seed, s.key), sanitize,
                                 key=f"grade-{s.key}-{batch_seed}", pure=False)
             futures[fut] = s
         _collect(futures, as_completed(futures), store, failures, progress)

@@ -34,6 +34,8 @@ def grade(
     device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     seed: Optional[int] = typer.Option(None, help="Replay a run with the seed it reported."),
+    sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer "
+                                             "(racecheck, synccheck, memcheck) if installed."),
 ) -> None:
     """Grade one submission and print its tests, points and messages."""
     from .grader import grade as grade_one
@@ -41,7 +43,7 @@ def grade(
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
     try:
-        result = grade_one(submission, exercise, device=device, seed=seed)
+        result = grade_one(submission, exercise, device=device, seed=seed, sanitize=sanitize)
     except ValueError as exc:
         _fail(str(exc))
     if as_json:
@@ -94,6 +96,9 @@ def batch(
                                                      "GPU, or one per core on the simulator)."),
     scheduler: Optional[str] = typer.Option(None, help="Address of a running Dask scheduler."),
     seed: Optional[int] = typer.Option(None, help="The batch's secret seed (first run only)."),
+    workers_per_gpu: int = typer.Option(1, help="Workers sharing each GPU (timing runs still "
+                                                "have the GPU alone)."),
+    sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
 ) -> None:
     """Grade a whole class; each result is committed as it arrives, and a rerun resumes."""
     from .batch import run_batch
@@ -102,7 +107,8 @@ def batch(
         _fail(str(exercises.UnknownExercise(exercise)))
     try:
         store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
-                                    progress=sys.stderr.isatty())
+                                    progress=sys.stderr.isatty(),
+                                    workers_per_gpu=workers_per_gpu, sanitize=sanitize)
     except ValueError as exc:
         _fail(str(exc))
     rows = store.rows()

@@ -6,6 +6,7 @@ over the private channel → comparison with the float64 reference here → type
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import secrets
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import exercises, ptx, shapes
+from . import diagnostics, exercises, gpulock, ptx, shapes
 from .compare import check_margins, compare_output
 from .exercises.base import Exercise
 from .results import ExerciseResult, Kind, Status, TestResult
@@ -96,8 +97,11 @@ def _make_cases(exercise: Exercise, seed: int) -> list[_Case]:
     return made
 
 
-def _request(exercise, backend, phases, source_file, cases, timing) -> dict:
+def _request(exercise, backend, phases, source_file, cases, timing, diagnose=None,
+             lineinfo=False) -> dict:
     return {
+        "diagnose": diagnose,
+        "lineinfo": lineinfo,
         "backend": backend,
         "phases": phases,
         "source_path": str(source_file),
@@ -110,12 +114,19 @@ def _request(exercise, backend, phases, source_file, cases, timing) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=None)
+def _timing_input_specs(name: str) -> dict:
+    """Shapes and dtypes of an exercise's timing inputs (the child fills them on the GPU)."""
+    ex = exercises.get(name)
+    made = ex.make_inputs(ex.timing.params, np.random.default_rng(0))
+    return {k: (tuple(a.shape), a.dtype.str) for k, a in made.items()}
+
+
 def _timing_request(exercise: Exercise) -> dict:
     t = exercise.timing
-    rng = np.random.default_rng(12345)  # timing inputs carry no secret: values don't matter
     return {
         "params": t.params,
-        "inputs": exercise.make_inputs(t.params, rng),
+        "input_specs": _timing_input_specs(exercise.name),
         "outputs": exercise.outputs(t.params),
         "solution_path": str(solution_path(exercise)),
         # Sent as text: the sandbox shows no solutions folder (see autograder.sandbox).
@@ -142,16 +153,18 @@ def _all_tests(exercise: Exercise, status: Status, message: str) -> list[TestRes
     if exercise.timing:
         tests.append(TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
                                 status, 0.0, exercise.timing.points, message))
-    return tests
+    return tests + diagnostics.all_tests(exercise, status, message)
 
 
 def grade(submission: str | Path, exercise_name: str, device: str = "auto",
-          seed: int | None = None, limits: Limits | None = None) -> ExerciseResult:
+          seed: int | None = None, limits: Limits | None = None,
+          sanitize: bool = True) -> ExerciseResult:
     """Grade ``submission`` (a ``.py`` or ``.ipynb`` path) for exercise ``exercise_name``.
 
     ``device``: ``auto``, ``gpu`` or ``sim``. ``seed``: the secret seed for the inputs (random
     when None; reported in the result so a run can be replayed). Never raises for a bad
-    submission: every problem becomes a test result with a message and a score.
+    submission: every problem becomes a test result with a message and a score. ``sanitize``:
+    on a GPU, also run compute-sanitizer (when installed) for the diagnostics (a few seconds).
     Raises :class:`autograder.exercises.UnknownExercise` and ``ValueError`` for bad arguments.
     """
     exercise = exercises.get(exercise_name)
@@ -170,46 +183,69 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
         result.tests = _all_tests(exercise, Status.ERROR, msg)
         return result
     cases = _make_cases(exercise, seed)
-    return _grade_source(exercise, source, backend, cases, limits or default_limits(backend), result)
+    return _grade_source(exercise, source, backend, cases, limits or default_limits(backend),
+                         result, sanitize)
 
 
-def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseResult:
+def _grade_source(exercise, source, backend, cases, limits, result, sanitize) -> ExerciseResult:
     if exercise.needs_gpu and backend == "sim":
         result.tests = _all_tests(exercise, Status.SKIPPED,
                                   "needs a GPU: the simulator runs blocks one after another")
         return result
     runnable = [c for c in cases if backend == "gpu" or c.spec.sim]
     timing = _timing_request(exercise) if (backend == "gpu" and exercise.timing) else None
+    diagnose = _diagnose_case(exercise, result.seed) if exercise.diagnose else None
+    sanitized: dict = {}
     with scratch_dir() as tmp:
         work = Path(tmp)
         source_file = work / "submission.py"
         source_file.write_text(source.text, encoding="utf-8")
+        jobs = {}
         if backend == "gpu":
-            run = run_child(_request(exercise, "gpu", ["compile", "run", "time"], source_file,
-                                     runnable, timing), "gpu", limits, work)
-            compiled_run = run
+            # Other workers' correctness runs may share this GPU; timing runs have it alone.
+            jobs["run"] = lambda: _on_gpu(False, lambda: run_child(_request(
+                exercise, "gpu", ["compile", "run"], source_file, runnable, None),
+                "gpu", limits, work))
+            if diagnose:  # the instrumented launch runs on the simulator, beside the GPU child
+                jobs["instrument"] = lambda: run_child(_request(
+                    exercise, "sim", ["instrument"], source_file, [], None, diagnose),
+                    "sim", limits, work)
         else:
-            # The compile check needs Numba's real CUDA target (NVVM, no GPU); the run needs the
-            # simulator. Numba picks one at import, so these are two children, run side by side.
-            box: dict[str, ChildRun] = {}
-            t = threading.Thread(target=lambda: box.update(compile=run_child(
-                _request(exercise, "compile", ["compile"], source_file, [], None),
-                "compile", limits, work)))
-            # Every kernel exercise needs it: simulator results count only for a kernel that
-            # compiles for a real GPU (on the simulator a kernel's body runs as Python).
-            needs_compile = bool(exercise.concept or exercise.contract.kernel)
-            if needs_compile:
-                t.start()
-            run = run_child(_request(exercise, "sim", ["run"], source_file, runnable, None),
-                            "sim", limits, work)
-            if needs_compile:
-                t.join()
-            compiled_run = box.get("compile")
-    result.phases_s = _phase_split(run, compiled_run)
+            jobs["run"] = lambda: run_child(_request(
+                exercise, "sim", ["run", "instrument"], source_file, runnable, None, diagnose),
+                "sim", limits, work)
+            # Simulator results count only for a kernel that also compiles for a real GPU (on
+            # the simulator a kernel's body runs as Python). The compile check needs Numba's real
+            # CUDA target (NVVM, no GPU); Numba picks one at import: another child, side by side.
+            if exercise.concept or exercise.contract.kernel:
+                jobs["compile"] = lambda: run_child(_request(
+                    exercise, "compile", ["compile"], source_file, [], None), "compile",
+                    limits, work)
+        children = _in_parallel(jobs)
+        run = children["run"]
+        compiled_run = run if backend == "gpu" else children.get("compile")
+        instrumented = children.get("instrument", run)
+        timing_run = None
+        if timing and _ran_every_case(run, runnable):
+            timing_run = _on_gpu(True, lambda: run_child(_request(
+                exercise, "gpu", ["time"], source_file, [], timing), "gpu", limits, work))
+        if backend == "gpu" and diagnose and sanitize and run.first("imported"):
+            sanitized = _on_gpu(False, lambda: diagnostics.run_sanitizers(_request(
+                exercise, "gpu", ["run"], source_file, [], None, lineinfo=True)
+                | {"cases": [diagnose]}, limits, work))
+    result.phases_s = _phase_split(run, compiled_run, timing_run)
     device_rec = run.first("device")
     if device_rec:
         result.device = f"gpu:{device_rec['name']}"
-    result.tests = _collect(exercise, source, backend, cases, run, compiled_run)
+    report = diagnostics.instrument_report(instrumented)
+    result.tests = _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
+                            diagnostics.concept_problems(exercise, source, report, sanitized))
+    early = _early_failure(source, run, "import timeout")
+    if early is not None:
+        result.tests += diagnostics.all_tests(exercise, *early)
+    else:
+        result.tests += diagnostics.tests(exercise, source, report, sanitized,
+                                          _instrument_failure(source, instrumented))
     if backend == "sim" and compiled_run is not None:
         _void_unless_compiled(result.tests, source, run, compiled_run)
     for child in (run, compiled_run):
@@ -223,6 +259,49 @@ def _grade_source(exercise, source, backend, cases, limits, result) -> ExerciseR
         result.notes.append("your code printed:\n" + run.output.strip()[-1500:])
     _scrub_paths(result, work)
     return result
+
+
+def _on_gpu(exclusive: bool, job):
+    """Run ``job()`` holding this worker's GPU shared (correctness) or alone (timing)."""
+    with gpulock.gpu(exclusive):
+        return job()
+
+
+def _ran_every_case(run: ChildRun, cases) -> bool:
+    """True when the child returned outputs for every case (timing a broken kernel is moot)."""
+    done = {h.get("id") for h, _ in run.of_type("case")}
+    return run.first("imported") is not None and all(c.id in done for c in cases)
+
+
+def _in_parallel(jobs: dict) -> dict[str, ChildRun]:
+    """Run each job (a function returning a ChildRun) in its own thread; their results by key."""
+    results: dict[str, ChildRun] = {}
+    threads = [threading.Thread(target=lambda k=k, f=f: results.update({k: f()}))
+               for k, f in jobs.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def _diagnose_case(exercise: Exercise, seed: int) -> dict:
+    """The small case of the instrumented run (and the sanitizers), from the secret seed."""
+    d = exercise.diagnose
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(len(exercise.cases) + 1)[-1])
+    return {"id": "diagnose", "params": d.params, "inputs": exercise.make_inputs(d.params, rng),
+            "outputs": exercise.outputs(d.params), "max_blocks": d.max_blocks}
+
+
+def _instrument_failure(source: Source, run: ChildRun | None) -> str | None:
+    if run is None:
+        return None
+    err = next((h for h, _ in run.of_type("error") if h.get("phase") == "instrument"), None)
+    if err is not None:
+        return f"{_where(source, err)}the instrumented run failed: {err['message']}"
+    if run.ended == "timeout" and run.last_started == "instrument":
+        return "the instrumented run did not finish in time"
+    return None
 
 
 def _void_unless_compiled(tests, source, run, compiled_run) -> None:
@@ -278,7 +357,8 @@ def _scrub_paths(result: ExerciseResult, work: Path) -> None:
     result.notes = [n.replace(prefix, "") for n in result.notes]
 
 
-def _phase_split(run: ChildRun, compiled_run: ChildRun | None) -> dict[str, float]:
+def _phase_split(run: ChildRun, compiled_run: ChildRun | None,
+                 timing_run: ChildRun | None = None) -> dict[str, float]:
     """Seconds per phase of the child, from when its records arrived: ``startup`` (interpreter,
     numba, CUDA context), ``import``, ``compile``, ``tests``, ``timing``; ``total`` wall time."""
     marks = [("startup", "hello"), ("import", "imported"), ("compile", "compiled")]
@@ -293,9 +373,8 @@ def _phase_split(run: ChildRun, compiled_run: ChildRun | None) -> dict[str, floa
     if cases:
         split["tests"] = round(max(cases) - last, 3)
         last = max(cases)
-    timing = run.first("timing")
-    if timing is not None:
-        split["timing"] = round(timing["_arrived"] - last, 3)
+    if timing_run is not None:
+        split["timing_child"] = round(timing_run.seconds, 3)
     split["total"] = round(run.seconds, 3)
     if compiled_run is not None and compiled_run is not run:
         split["compile_child"] = round(compiled_run.seconds, 3)
@@ -324,7 +403,8 @@ def _output_hint(run: ChildRun) -> str:
     return (" Last output: " + " | ".join(tail)) if tail else ""
 
 
-def _collect(exercise, source, backend, cases, run, compiled_run) -> list[TestResult]:
+def _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
+             findings) -> list[TestResult]:
     early = _early_failure(source, run, "import timeout")
     if early is not None:
         return _all_tests(exercise, *early)
@@ -350,9 +430,9 @@ def _collect(exercise, source, backend, cases, run, compiled_run) -> list[TestRe
         tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,
                                 spec.points, msg))
     if exercise.concept:
-        tests.append(_judge_concept(exercise, source, compiled_run))
+        tests.append(_judge_concept(exercise, source, compiled_run, findings))
     if exercise.timing:
-        tests.append(_judge_timing(exercise, source, backend, run, correct_everywhere))
+        tests.append(_judge_timing(exercise, source, backend, timing_run, correct_everywhere))
     return tests
 
 
@@ -404,7 +484,8 @@ def _judge_value(params: dict, got, expected, points: float):
     return Status.FAILED, 0.0, f"{call} returned {got}, expected {expected}"
 
 
-def _judge_concept(exercise, source, compiled_run) -> TestResult:
+def _judge_concept(exercise, source, compiled_run, findings: list[str]) -> TestResult:
+    """PTX facts (shared memory, barriers, atomics, fences) and the diagnostics' findings."""
     concept = exercise.concept
     name = "concept: " + concept.description.split(":")[0]
     facts = compiled_run.first("compiled")
@@ -433,10 +514,12 @@ def _judge_concept(exercise, source, compiled_run) -> TestResult:
     detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
               + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
                  if concept.min_atomics or concept.min_fences else ""))
-    if missing:
+    problems = [f"your kernel {' and '.join(missing)}"] if missing else []
+    problems += findings[:3]
+    if problems:
         return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
-                          f"your kernel {' and '.join(missing)}; the exercise asks that "
-                          f"{concept.description} ({detail})")
+                          "; ".join(problems) + f". The exercise asks that {concept.description}"
+                          f" ({detail})")
     return TestResult(name, Kind.CONCEPT, "hidden", Status.PASSED, concept.points,
                       concept.points, detail)
 
@@ -453,6 +536,8 @@ def _judge_timing(exercise, source, backend, run, correct_everywhere) -> TestRes
     if not correct_everywhere:
         return result(Status.FAILED, 0.0, "timing counts only for a kernel that passes every "
                                           "correctness test")
+    if run is None:
+        return result(Status.ERROR, 0.0, "timing did not run: a test did not return its outputs")
     rec = run.first("timing")
     if rec is None:
         err = next((h for h, _ in run.of_type("error") if h.get("phase") == "timing"), None)

@@ -173,7 +173,8 @@ def _device_views(cuda, host_buffers: dict, shapes: dict):
     return dbufs, views
 
 
-def run_case(cuda, kernel, contract, consts, case, driver):
+def case_views(cuda, contract, consts, case):
+    """Guarded device buffers and views for one case's inputs and outputs."""
     host = {}
     shapes = {}
     for name, arr in case["inputs"].items():
@@ -182,7 +183,11 @@ def run_case(cuda, kernel, contract, consts, case, driver):
     for name, (shape, dtype) in case["outputs"].items():
         shapes[name] = launch_shape(shape, case["params"], consts)
         host[name] = buffers.guarded_output(shapes[name], dtype)
-    dbufs, views = _device_views(cuda, host, shapes)
+    return _device_views(cuda, host, shapes)
+
+
+def run_case(cuda, kernel, contract, consts, case, driver):
+    dbufs, views = case_views(cuda, contract, consts, case)
     if driver is not None:
         driver.drive(kernel, views, case["params"], consts)
     else:
@@ -192,6 +197,19 @@ def run_case(cuda, kernel, contract, consts, case, driver):
         kernel[grid, block](*args)
     cuda.synchronize()
     return {name: dbufs[name].copy_to_host() for name in case["outputs"]}
+
+
+def run_instrumented(cuda, kernel, contract, consts, case) -> dict:
+    """An instrumented simulator launch of one small case (:mod:`autograder.instrument`): races,
+    divergent barriers, bank conflicts, divergent branches, global loads. Its outputs are never
+    graded."""
+    from .instrument import instrumented_launch
+
+    _, views = case_views(cuda, contract, consts, case)
+    grid = launch_shape(contract["grid"], case["params"], consts)
+    block = launch_shape(contract["block"], case["params"], consts)
+    return instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],
+                               max_blocks=case.get("max_blocks"))
 
 
 def run_calls(module, cases: list[dict], path: str) -> None:
@@ -226,15 +244,20 @@ def prepare_timing(cuda, contract, consts, timing):
     constants, the launch shape and an L2 flusher: everything :func:`measure_timing` needs."""
     from . import timing as timing_mod
 
+    import numpy as np
+
     solution = import_solution(timing["solution_path"], consts, timing.get("solution_source"))
     params = timing["params"]
-    input_bytes = sum(a.nbytes for a in timing["inputs"].values())
+    specs = {name: (tuple(shape), np.dtype(dtype))
+             for name, (shape, dtype) in timing["input_specs"].items()}
+    input_bytes = sum(int(np.prod(shape)) * dt.itemsize for shape, dt in specs.values())
     copies = max(1, min(TIMING_COPIES, TIMING_COPY_BYTES // max(1, input_bytes)))
     outputs = {name: cuda.device_array(launch_shape(shape, params, consts), dtype)
                for name, (shape, dtype) in timing["outputs"].items()}
     arg_sets = []
-    for _ in range(copies):
-        views = {name: cuda.to_device(arr) for name, arr in timing["inputs"].items()}
+    for copy in range(copies):
+        views = {name: timing_mod.device_random(cuda, shape, dt, seed=copy)
+                 for name, (shape, dt) in specs.items()}
         views.update(outputs)
         arg_sets.append([views[a] for a in contract["args"]])
     return {
@@ -339,6 +362,8 @@ def main(argv: list[str]) -> int:
         send_error("contract", exc, path, skipped=skipped)
         return 0
     send({"type": "imported", "constants": consts, "skipped": skipped})
+    if request.get("lineinfo") and backend == "gpu" and kernel is not None:
+        kernel.targetoptions["lineinfo"] = True  # sanitizer findings name the student's lines
 
     if "compile" in phases and kernel is not None:
         try:
@@ -364,6 +389,14 @@ def main(argv: list[str]) -> int:
                     return 0
                 continue
             send({"type": "case", "id": case["id"]}, outs)
+
+    if "instrument" in phases and request.get("diagnose") and backend == "sim":
+        send({"type": "start", "id": "instrument"})
+        try:
+            report = run_instrumented(cuda, kernel, contract, consts, request["diagnose"])
+            send({"type": "instrumented", "report": report})
+        except BaseException as exc:
+            send_error("instrument", exc, path)
 
     if "time" in phases and request.get("timing"):
         send({"type": "start", "id": "timing"})

@@ -88,6 +88,7 @@ class Limits:
     import_timeout: float = 30.0
     case_timeout: float = 30.0
     total_timeout: float = 120.0
+    timing_timeout: float = 45.0  # the timing phase: JIT, self-check and sampling
     memory_bytes: int | None = None
     output_bytes: int = OUTPUT_LIMIT_BYTES
     channel_bytes: int = CHANNEL_BYTES
@@ -446,7 +447,9 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
             break
         if kind == "start":
             run.last_started = header.get("id")
-            phase_deadline = time.monotonic() + limits.case_timeout
+            phase_deadline = time.monotonic() + (limits.timing_timeout
+                                                  if header.get("id") == "timing"
+                                                  else limits.case_timeout)
         elif kind in ("imported", "error") and header.get("phase") in (None, "import", "contract"):
             phase_deadline = total_deadline
     _stop(proc, use_bwrap)

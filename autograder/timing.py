@@ -50,6 +50,39 @@ def l2_flusher(cuda):
     return flush
 
 
+_FILLERS: dict = {}
+
+
+def _filler(cuda, is_float: bool):
+    if is_float not in _FILLERS:
+        @cuda.jit
+        def fill(a, seed):
+            i = cuda.grid(1)
+            if i < a.size:
+                h = (i * 2654435761 + seed * 40503 + 12345) % 16777216
+                if is_float:
+                    a[i] = h / 16777216.0
+                else:
+                    a[i] = h % 1000
+
+        _FILLERS[is_float] = fill
+    return _FILLERS[is_float]
+
+
+def device_random(cuda, shape: tuple[int, ...], dtype, seed: int = 0):
+    """A device array of ``shape`` filled on the GPU with hashed values: floats in [0, 1), ints
+    in [0, 1000). Timing inputs need no secret and no transfer (a 1 GiB input would cost seconds
+    through the channel)."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    arr = cuda.device_array(int(np.prod(shape)), dtype)
+    threads = 256
+    _filler(cuda, bool(np.issubdtype(dtype, np.floating)))[
+        (arr.size + threads - 1) // threads, threads](arr, seed)
+    return arr.reshape(shape)
+
+
 def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_rounds: int = 200,
               target_rse: float = 0.01, budget_s: float = 10.0, warmup: int = 3) -> dict:
     """Time ``launch_a(r)`` against ``launch_b(r)`` (``r``: round index, for input rotation).

@@ -31,9 +31,13 @@ run_check() {  # name, command...
   STATUS[$name]="rc=$rc ${secs}s"
 }
 
-# 1. Latency of one tiled_matmul submission, fresh process each time (start-up, JIT, all tests).
+# 1. Latency of one tiled_matmul submission, fresh process each time (start-up, JIT, all tests,
+#    timing, the instrumented simulator run; with and without compute-sanitizer).
 for i in 1 2 3; do
-  run_check "latency_tiled_matmul_$i" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --json
+  run_check "latency_nosan_$i" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --json --no-sanitize
+done
+for i in 1 2; do
+  run_check "latency_san_$i" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --json
 done
 # 2. Every instructor solution and known-bad submission.
 run_check solutions $AG solutions --device gpu ${EXERCISES:-}
@@ -43,7 +47,11 @@ run_check fidelity python3 benchmarks/fidelity.py --trials ${TRIALS:-100} --out 
 run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_bad_input.py tests/test_timing.py}
 # 5. The example class, if present.
 if [ -d examples/submitted ]; then
-  run_check example_class $AG batch examples/submitted --device gpu --db "$OUT_DIR/class.sqlite"
+  run_check example_class $AG batch examples/submitted --device gpu --workers-per-gpu 4 --db "$OUT_DIR/class.sqlite"
+fi
+# 6. Throughput: a class of THROUGHPUT_N submissions (skipped unless set).
+if [ -n "${THROUGHPUT_N:-}" ]; then
+  run_check throughput python3 benchmarks/throughput.py --n "$THROUGHPUT_N" --device gpu --workers-per-gpu "${WORKERS_PER_GPU:-4}" ${THROUGHPUT_ARGS:-} --out "$OUT_DIR/throughput.json"
 fi
 
 echo

@@ -1,11 +1,6 @@
-"""block_sum: the reference, the instructor solution (at its own and at another BLOCK_SIZE, which
-changes the shape of ``partial``), and every known-bad submission rejected with the verdict its
-header declares.
-
-The interleaved reduction (mutants/interleaved.py) is correct; only timing on a GPU rejects it.
-On the simulator it loses only the skipped timing points until simulator warp counters can judge
-control divergence; then give it a plain ``kernelgrade-expect`` line.
-"""
+"""block_sum: the reference, the output shape, the timing size, and the instructor solution at
+another BLOCK_SIZE (which changes the shape of ``partial``). Solutions and known-bad submissions
+of every exercise are checked in test_exercises.py."""
 
 import numpy as np
 

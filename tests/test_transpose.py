@@ -1,9 +1,5 @@
-"""transpose: the contract's BLOCK_ROWS check, the instructor solution, and every known-bad
-submission rejected with the verdict its header declares.
-
-The unpadded tile (mutants/unpadded_tile.py) is correct; only timing on a GPU rejects it. On the
-simulator it loses only the skipped timing points.
-"""
+"""transpose: the contract's BLOCK_ROWS check. Solutions and known-bad submissions of every
+exercise are checked in test_exercises.py."""
 
 from autograder import exercises
 

@@ -95,6 +95,24 @@ class Concept:
 
 
 @dataclass(frozen=True)
+class Diagnose:
+    """What outputs alone miss, looked for on one small case (``params``) on both backends: an
+    instrumented simulator launch of at most ``max_blocks`` blocks (:mod:`autograder.instrument`)
+    and, on a GPU with compute-sanitizer, racecheck, synccheck and memcheck.
+
+    Findings become ``diagnostic`` tests (no points) and fail the concept test: any shared-memory
+    race or divergent barrier, a bank conflict of more than ``max_bank_ways`` ways, or more than
+    ``max_divergent_branches`` divergent warp branches per block run (None: not judged). Thresholds are set
+    from the instructor solution at the same case (tests check it meets them).
+    """
+
+    params: dict
+    max_blocks: int = 4
+    max_bank_ways: int | None = None
+    max_divergent_branches: int | None = None
+
+
+@dataclass(frozen=True)
 class Timing:
     """Timing test policy: student kernel against the instructor's at the student's constants.
 
@@ -148,6 +166,7 @@ class Exercise:
     tolerance: Tolerance = field(default_factory=Tolerance)
     concept: Concept | None = None
     timing: Timing | None = None
+    diagnose: Diagnose | None = None
     solution: str = ""
     needs_gpu: bool = False
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Case, Concept, Constant, Contract, Exercise, Tolerance
+from .base import Diagnose, Case, Concept, Constant, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="block_scan",
@@ -103,5 +103,6 @@ EXERCISE = Exercise(
     reference=reference,
     tolerance=Tolerance(exact=True),
     concept=CONCEPT,
+    diagnose=Diagnose(params={"n": 1500}, max_blocks=2),
     solution="block_scan.py",
 )

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
+from .base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="block_sum",
@@ -77,8 +77,8 @@ def reference(inputs, params):
 CONCEPT = Concept(
     description=(
         "tree reduction in shared memory: the kernel sums in a shared array, with a barrier "
-        "after the load and one between the steps (whether its active threads stay contiguous "
-        "is judged by the timing test)"
+        "after the load and one between the steps, reached by every thread, and its active "
+        "threads contiguous so whole warps retire together"
     ),
     points=15.0,
     min_shared_bytes=4 * 64,  # a block's worth of float32 at the smallest legal BLOCK_SIZE
@@ -99,5 +99,7 @@ EXERCISE = Exercise(
     # 2^28 floats = 1 GiB: one load per thread, then log2(BLOCK_SIZE) barrier-separated steps per
     # block; estimated >= 1 ms on an H100 (about a million blocks of 256), not yet measured.
     timing=Timing(params={"n": 1 << 28}, points=25.0),
+    # n a multiple of every legal BLOCK_SIZE: the only divergence left is the tree's own.
+    diagnose=Diagnose(params={"n": 4096}, max_blocks=2, max_divergent_branches=8),
     solution="block_sum.py",
 )

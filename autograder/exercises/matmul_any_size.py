@@ -6,7 +6,7 @@ Contract: CONTRACTS.md, "matmul_any_size".
 
 from __future__ import annotations
 
-from .base import Case, Constant, Contract, Exercise, Timing
+from .base import Case, Constant, Contract, Diagnose, Exercise, Timing
 from .matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
 
 CONTRACT = Contract(
@@ -60,5 +60,6 @@ EXERCISE = Exercise(
     reference=matmul_reference,
     concept=TILING_CONCEPT,
     timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0),
+    diagnose=Diagnose(params={"m": 24, "n": 40, "k": 20}, max_blocks=2),
     solution="matmul_any_size.py",
 )

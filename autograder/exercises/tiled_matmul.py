@@ -6,7 +6,7 @@ Source: lesson "Day 10: Shared Memory Fundamentals" (TILE_WIDTH 16, boundary che
 
 from __future__ import annotations
 
-from .base import Case, Constant, Contract, Exercise, Timing
+from .base import Case, Constant, Contract, Diagnose, Exercise, Timing
 from .matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
 
 CONTRACT = Contract(
@@ -62,5 +62,6 @@ EXERCISE = Exercise(
     reference=matmul_reference,
     concept=TILING_CONCEPT,
     timing=Timing(params={"width": 2048}, points=25.0),
+    diagnose=Diagnose(params={"width": 40}, max_blocks=2),
     solution="tiled_matmul.py",
 )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
+from .base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="transpose",
@@ -74,8 +74,7 @@ def reference(inputs, params):
 CONCEPT = Concept(
     description=(
         "shared-memory tile: the kernel stages a 32 x 32 tile in a shared array, with a barrier "
-        "between writing it and reading it transposed (reading it without bank conflicts is "
-        "judged by the timing test)"
+        "between writing it and reading it transposed, read without bank conflicts"
     ),
     points=15.0,
     min_shared_bytes=4 * 32 * 32,
@@ -96,5 +95,6 @@ EXERCISE = Exercise(
     # 16384 x 24576 float32 = 1.5 GiB each way, 3 GiB of traffic: about 1.2 ms on an H100 SXM
     # at ~2.6 TB/s achieved (estimated, not yet measured); a multiple of the tile, and not square.
     timing=Timing(params={"rows": 16384, "cols": 24576}, points=25.0),
+    diagnose=Diagnose(params={"rows": 64, "cols": 96}, max_blocks=2, max_bank_ways=2),
     solution="transpose.py",
 )

@@ -1,4 +1,4 @@
-# kernelgrade-expect: correctness=failed
+# kernelgrade-expect: correctness=failed, diagnostic: shared-memory races=failed
 """Hillis-Steele without the barrier between a step's read and its write: a thread can add a
 neighbour's value that the neighbour has already updated in this step (a read-after-write race
 across warps on a GPU; any thread order on the simulator)."""

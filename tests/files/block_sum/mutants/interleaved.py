@@ -1,8 +1,9 @@
+# kernelgrade-expect: concept=failed, diagnostic: warps=failed
 # kernelgrade-expect-gpu: timing=failed
 """The interleaved reduction (``tid % (2 * stride) == 0``): correct, but every warp keeps a few
-active lanes in every step (control divergence), 1.65x the instructor's time at 256 threads.
-The simulator cannot tell it apart yet: it has no warp-level counters, so there it passes every
-test it can run."""
+active lanes in every step (control divergence): 1.7x the instructor's time on an H200 at 256
+threads, and 48 divergent warp branches per block in the instrumented simulator run (the
+instructor's kernel: 6)."""
 
 from numba import cuda, float32
 

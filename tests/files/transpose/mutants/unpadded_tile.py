@@ -1,3 +1,4 @@
+# kernelgrade-expect: concept=failed, diagnostic: warps=failed
 # kernelgrade-expect-gpu: timing=failed
 """The coalesced transpose with an unpadded 32 x 32 tile: correct, but reading the tile along a
 column puts all 32 lanes of a warp in one bank (32-way bank conflicts), 1.47x the padded

@@ -1,0 +1,176 @@
+"""Diagnostics: what outputs alone miss, in one vocabulary on both backends.
+
+On either backend, an instrumented simulator launch of one small case
+(:mod:`autograder.instrument`) reports shared-memory races, divergent barriers, bank conflicts
+and divergent warp branches; on a GPU with compute-sanitizer, racecheck, synccheck and memcheck
+add their findings. They become ``diagnostic`` tests (no points, messages naming the student's
+lines) and the problems that fail the concept test (see :class:`exercises.base.Diagnose`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+
+from . import sanitizer
+from .exercises.base import Exercise
+from .results import Kind, Status, TestResult
+from .sandbox import ChildRun, Limits, run_child
+from .submission import Source
+
+BARRIERS = "diagnostic: barriers"
+RACES = "diagnostic: shared-memory races"
+MEMORY = "diagnostic: memory accesses"
+WARPS = "diagnostic: warps (bank conflicts, divergence, global loads)"
+SANITIZER_TOOLS = ("racecheck", "synccheck", "memcheck")
+
+
+def _lines(source: Source, lines) -> str:
+    return ", ".join(source.where(int(n)) for n in lines if n) or "an unknown line"
+
+
+def run_sanitizers(request: dict, limits: Limits, work: Path) -> dict[str, sanitizer.Report]:
+    """Run the request (one small case, ``lineinfo``) under each sanitizer tool, side by side;
+    returns the parsed reports of the tools that ran. Empty when compute-sanitizer is missing."""
+    if sanitizer.executable() is None:
+        return {}
+    reports: dict[str, sanitizer.Report] = {}
+
+    def one(tool: str) -> None:
+        with tempfile.TemporaryDirectory(prefix=f"kernelgrade-{tool}-") as logs:
+            log = Path(logs) / "sanitizer.log"
+            child = run_child(request, "gpu", limits, work,
+                              wrapper=tuple(sanitizer.command(tool, str(log))),
+                              writable=Path(logs))
+            if child.first("case") is not None or child.of_type("error"):
+                text = log.read_text(errors="replace") if log.exists() else ""
+                if text:
+                    reports[tool] = sanitizer.parse(tool, text, request["source_path"])
+
+    threads = [threading.Thread(target=one, args=(t,)) for t in SANITIZER_TOOLS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return reports
+
+
+def instrument_report(run: ChildRun | None) -> dict | None:
+    rec = run.first("instrumented") if run is not None else None
+    report = rec.get("report") if rec else None
+    return report if isinstance(report, dict) else None
+
+
+def _barrier_problems(source, report, sanitized) -> list[str]:
+    found = []
+    for b in (report or {}).get("divergent_barriers") or []:
+        left = f", {b['exited']} others having already left the kernel" if b.get("exited") else ""
+        count = (f"reached by only {b.get('fewest_threads')} of {b.get('live_threads')} live "
+                 f"threads{left}")
+        found.append(f"{_lines(source, b.get('lines', []))}: a barrier {count} (a "
+                     "cuda.syncthreads() inside a branch or after an early return)")
+    for f in getattr(sanitized.get("synccheck"), "findings", []):
+        found.append(f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer synccheck)")
+    return found
+
+
+def _race_problems(source, report, sanitized) -> list[str]:
+    found = []
+    for r in (report or {}).get("races") or []:
+        first, second = r.get("first", {}), r.get("second", {})
+        found.append(f"{r.get('kind', 'race')} race on shared array {r.get('array', '?')}: "
+                     f"{first.get('access', '?')} at {_lines(source, [first.get('line')])} by "
+                     f"thread {tuple(first.get('thread', ()))}, {second.get('access', '?')} at "
+                     f"{_lines(source, [second.get('line')])} by thread "
+                     f"{tuple(second.get('thread', ()))} with no barrier between them")
+    for f in getattr(sanitized.get("racecheck"), "findings", []):
+        found.append(f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer racecheck)")
+    return found
+
+
+def _memory_problems(source, sanitized) -> list[str]:
+    return [f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer memcheck)"
+            for f in getattr(sanitized.get("memcheck"), "findings", [])]
+
+
+def _warp_problems(exercise: Exercise, source, report) -> list[str]:
+    d = exercise.diagnose
+    found = []
+    if report is None:
+        return found
+    if d.max_bank_ways is not None:
+        for c in report.get("bank_conflicts") or []:
+            if c.get("max_ways", 1) > d.max_bank_ways:
+                found.append(f"{_lines(source, [c.get('line')])}: shared-memory accesses with "
+                             f"{c['max_ways']}-way bank conflicts (allowed: {d.max_bank_ways})")
+    branches = report.get("divergent_branches")
+    if d.max_divergent_branches is not None and isinstance(branches, dict):
+        per_block = branches.get("total", 0) / max(1, report.get("blocks_run") or 1)
+        if per_block > d.max_divergent_branches:
+            worst = max(branches.get("by_line") or [{}], key=lambda b: b.get("divergent", 0))
+            found.append(f"{per_block:g} divergent warp branches per block (most at "
+                         f"{_lines(source, [worst.get('line')])}) where at most "
+                         f"{d.max_divergent_branches} are expected: keep the active threads "
+                         "contiguous (stride halving, tid < stride) so whole warps retire together")
+    return found
+
+
+def _warp_summary(report) -> str:
+    if report is None:
+        return ""
+    ways = max((c.get("max_ways", 1) for c in report.get("bank_conflicts") or []), default=1)
+    branches = report.get("divergent_branches")
+    total = branches.get("total") if isinstance(branches, dict) else "?"
+    loads = report.get("global_loads_per_output")
+    loads_txt = f", {loads:.1f} global loads per output element" if isinstance(loads, (int, float)) else ""
+    return f"worst bank conflict {ways}-way, {total} divergent warp branches{loads_txt}"
+
+
+def concept_problems(exercise: Exercise, source: Source, report, sanitized) -> list[str]:
+    """Findings that fail the concept test (empty: none)."""
+    if exercise.diagnose is None:
+        return []
+    return (_barrier_problems(source, report, sanitized) + _race_problems(source, report, sanitized)
+            + _warp_problems(exercise, source, report))
+
+
+NAMES = (BARRIERS, RACES, MEMORY, WARPS)
+
+
+def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
+    """Every diagnostic test of ``exercise`` with one status and message (the submission could
+    not be run at all)."""
+    if exercise.diagnose is None:
+        return []
+    return [TestResult(n, Kind.DIAGNOSTIC, "hidden", status, 0.0, 0.0, message) for n in NAMES]
+
+
+def tests(exercise: Exercise, source: Source, report, sanitized, unavailable: str | None
+          ) -> list[TestResult]:
+    """The diagnostic tests (no points). ``unavailable``: why the instrumented run gave no report
+    (then the tests say so and are skipped)."""
+    if exercise.diagnose is None:
+        return []
+    if report is None and not sanitized:
+        return all_tests(exercise, Status.SKIPPED,
+                         unavailable or "the instrumented run did not finish")
+    params = ", ".join(f"{k} {v}" for k, v in exercise.diagnose.params.items())
+    where = f"instrumented run at {params}" + (" and compute-sanitizer" if sanitized else "")
+    kernel_error = (report or {}).get("error")
+    results = []
+    for name, problems in ((BARRIERS, _barrier_problems(source, report, sanitized)),
+                           (RACES, _race_problems(source, report, sanitized)),
+                           (MEMORY, _memory_problems(source, sanitized)),
+                           (WARPS, _warp_problems(exercise, source, report))):
+        if name == MEMORY and kernel_error:
+            problems = problems + [f"{kernel_error.get('message', kernel_error)}"
+                                   if isinstance(kernel_error, dict) else str(kernel_error)]
+        if problems:
+            results.append(TestResult(name, Kind.DIAGNOSTIC, "hidden", Status.FAILED, 0.0, 0.0,
+                                      "; ".join(problems[:5]) + f" ({where})"))
+        else:
+            detail = _warp_summary(report) if name == WARPS else "none found"
+            results.append(TestResult(name, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0.0, 0.0,
+                                      f"{detail} ({where})"))
+    return results
