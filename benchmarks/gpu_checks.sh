@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's GPU checks, for the `device` machine (or any machine with an NVIDIA GPU).
-# Usage: bash benchmarks/gpu_checks.sh [OUTDIR]   — prints a short table last.
+# Usage: [STEPS="latency solutions fidelity pytest class throughput"] bash benchmarks/gpu_checks.sh [OUTDIR]
+# Prints a short table last.
 # On the device machine, carry a numpy 2.4 wheel in .whl/ (the image's numpy 2.5 breaks numba-cuda).
 set -uo pipefail
 OUT_DIR=${1:-${OUT:-/tmp/kernelgrade-gpu}}
@@ -20,8 +21,10 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 } | tee "$OUT_DIR/env.txt"
 
 declare -A STATUS
+STEPS=${STEPS:-latency solutions fidelity pytest class throughput}
 run_check() {  # name, command...
   local name=$1; shift
+  case " $STEPS " in *" ${name%%_*} "*) ;; *) return 0 ;; esac
   echo "=== $name: $*"
   local start=$(date +%s.%N)
   "$@" > "$OUT_DIR/$name.txt" 2>&1
@@ -47,7 +50,7 @@ run_check fidelity python3 benchmarks/fidelity.py --trials ${TRIALS:-100} --out 
 run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_bad_input.py tests/test_timing.py}
 # 5. The example class, if present.
 if [ -d examples/submitted ]; then
-  run_check example_class $AG batch examples/submitted --device gpu --workers-per-gpu 4 --db "$OUT_DIR/class.sqlite"
+  run_check class_example $AG batch examples/submitted --device gpu --workers-per-gpu 4 --db "$OUT_DIR/class.sqlite"
 fi
 # 6. Throughput: a class of THROUGHPUT_N submissions (skipped unless set).
 if [ -n "${THROUGHPUT_N:-}" ]; then
