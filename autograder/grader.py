@@ -6,6 +6,7 @@ over the private channel → comparison with the float64 reference here → type
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
@@ -221,14 +222,13 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
                 jobs["compile"] = lambda: run_child(_request(
                     exercise, "compile", ["compile"], source_file, [], None), "compile",
                     limits, work)
+        timed = _TimingChild(_request(exercise, "gpu", ["time"], source_file, [], timing)
+                             | {"await_go": True}, limits, work) if timing else None
         children = _in_parallel(jobs)
         run = children["run"]
         compiled_run = run if backend == "gpu" else children.get("compile")
         instrumented = children.get("instrument", run)
-        timing_run = None
-        if timing and _ran_every_case(run, runnable):
-            timing_run = _on_gpu(True, lambda: run_child(_request(
-                exercise, "gpu", ["time"], source_file, [], timing), "gpu", limits, work))
+        timing_run = timed.finish(go=_ran_every_case(run, runnable)) if timed else None
         if backend == "gpu" and diagnose and sanitize and run.first("imported"):
             sanitized = _on_gpu(False, lambda: diagnostics.run_sanitizers(_request(
                 exercise, "gpu", ["run"], source_file, [], None, lineinfo=True)
@@ -259,6 +259,42 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
         result.notes.append("your code printed:\n" + run.output.strip()[-1500:])
     _scrub_paths(result, work)
     return result
+
+
+class _TimingChild:
+    """The timing child, started beside the correctness child: it compiles and warms up while
+    the GPU is shared, then waits (``ready``) for :meth:`finish` to give it the GPU alone."""
+
+    def __init__(self, request: dict, limits: Limits, work: Path):
+        self._go = threading.Event()
+        self._cancel = threading.Event()
+        self._decision = False
+        self._lock = contextlib.ExitStack()
+        self._result: dict[str, ChildRun] = {}
+        self._thread = threading.Thread(target=lambda: self._result.update(run=run_child(
+            request, "gpu", limits, work, on_record=self._on_record, cancel=self._cancel)))
+        self._wait = limits.timing_timeout
+        self._thread.start()
+
+    def _on_record(self, header: dict, send) -> bool:
+        if header.get("type") != "ready":
+            return False
+        self._go.wait(timeout=self._wait)
+        if not self._decision:
+            return True
+        self._lock.enter_context(gpulock.gpu(exclusive=True))
+        send(b"g")
+        return False
+
+    def finish(self, go: bool) -> ChildRun | None:
+        """Let it measure (``go``: the kernel returned every case's outputs) or stop it."""
+        self._decision = go
+        if not go:
+            self._cancel.set()
+        self._go.set()
+        self._thread.join()
+        self._lock.close()
+        return self._result.get("run") if go else None
 
 
 def _on_gpu(exclusive: bool, job):

@@ -357,7 +357,8 @@ def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
 
 
 def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
-              wrapper: tuple[str, ...] = (), writable: Path | None = None) -> ChildRun:
+              wrapper: tuple[str, ...] = (), writable: Path | None = None,
+              on_record=None, cancel: threading.Event | None = None) -> ChildRun:
     """Run the harness on ``request`` (see :mod:`autograder.harness`) with ``workdir`` (the
     submission's scratch folder, read-only to the child) visible. Never raises for anything
     the child does; raises :class:`SandboxUnavailable` only under ``KERNELGRADE_SANDBOX=require``.
@@ -366,6 +367,10 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
     --tool racecheck --log-file F``); its installation folder is shown read-only. ``writable``:
     a folder the child may write (where that log goes; give a fresh one, outside ``workdir``).
     Only use a wrapper's output from GPU runs, where no student Python runs in the child.
+
+    ``on_record(header, send)``: called for each record; ``send(bytes)`` writes to the child's
+    standard input (kept open for it); returning True stops the child. ``cancel``: when set,
+    the child is stopped (``ended == "cancelled"``).
     """
     status = sandbox_status()
     broken = _broken.get(backend)
@@ -373,14 +378,15 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
         status = SandboxStatus(False, broken)
     if not status.available and _mode() == "require":
         raise SandboxUnavailable(f"bubblewrap cannot run: {status.reason}")
-    run = _run_once(request, backend, limits, workdir, status.available, wrapper, writable)
+    hooks = (on_record, cancel)
+    run = _run_once(request, backend, limits, workdir, status.available, wrapper, writable, hooks)
     if status.available and _infrastructure_failed(run):
         # The probe passed, yet the sandboxed child died before its first record (which it
         # sends before any student code exists): a mount or device it lacks. Grade without
         # bubblewrap from now on for this backend, and say so.
         last = (run.output.strip().splitlines() or [f"exit code {run.exit_code}"])[-1][:200]
         _broken[backend] = f"the sandboxed {backend} child failed to start: {last}"
-        run = _run_once(request, backend, limits, workdir, False, wrapper, writable)
+        run = _run_once(request, backend, limits, workdir, False, wrapper, writable, hooks)
         run.notes.insert(0, PLAIN_NOTE.format(reason=_broken[backend]))
     elif not status.available:
         run.notes.insert(0, PLAIN_NOTE.format(reason=status.reason))
@@ -397,7 +403,8 @@ def _infrastructure_failed(run: ChildRun) -> bool:
 
 def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
               use_bwrap: bool, wrapper: tuple[str, ...] = (),
-              writable: Path | None = None) -> ChildRun:
+              writable: Path | None = None, hooks=(None, None)) -> ChildRun:
+    on_record, cancel = hooks
     rfd, wfd = os.pipe()
     out_path = workdir / f"output-{backend}-{os.getpid()}-{threading.get_ident()}.txt"
     plain_cwd = None
@@ -420,7 +427,8 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     stream = _Budget(os.fdopen(rfd, "rb"), limits.channel_bytes)
     reader = threading.Thread(target=_reader, args=(stream, records), daemon=True)
     reader.start()
-    feeder = threading.Thread(target=_feed, args=(proc, request), daemon=True)
+    feeder = threading.Thread(target=_feed, args=(proc, request, on_record is not None),
+                              daemon=True)
     feeder.start()
     run = ChildRun(sandbox="bubblewrap" if use_bwrap else "plain")
     phase_deadline = started + limits.import_timeout
@@ -431,8 +439,11 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
         if wait <= 0:
             run.ended = "timeout"
             break
+        if cancel is not None and cancel.is_set():
+            run.ended = "cancelled"
+            break
         try:
-            item = records.get(timeout=wait)
+            item = records.get(timeout=min(wait, 0.2) if cancel is not None else wait)
         except queue.Empty:
             continue
         if item is None:
@@ -442,6 +453,9 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
         header["_arrived"] = round(time.monotonic() - started, 4)  # seconds since the spawn
         run.records.append(item)
         kind = header.get("type")
+        if on_record is not None and on_record(header, lambda data: _send(proc, data)):
+            run.ended = "cancelled"
+            break
         if kind == "done":  # nothing more to read: threads the child left running don't count
             run.ended = "finished"
             break
@@ -465,12 +479,22 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     return run
 
 
-def _feed(proc: subprocess.Popen, request: dict) -> None:
+def _feed(proc: subprocess.Popen, request: dict, keep_open: bool = False) -> None:
     """Write the request on the child's standard input (in a thread: a child that never reads
-    must not block the watchdog)."""
+    must not block the watchdog); close it unless the grader will send more."""
     try:
         proc.stdin.write(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
-        proc.stdin.close()
+        proc.stdin.flush()
+        if not keep_open:
+            proc.stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+def _send(proc: subprocess.Popen, data: bytes) -> None:
+    try:
+        proc.stdin.write(data)
+        proc.stdin.flush()
     except (BrokenPipeError, OSError, ValueError):
         pass
 
