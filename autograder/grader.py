@@ -446,7 +446,8 @@ def _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
         return _all_tests(exercise, *early)
     outputs, errors = {}, {}
     for h, arrays in run.of_type("case"):  # the first record per case counts
-        outputs.setdefault(h.get("id"), arrays or {"value": h.get("value")})
+        outputs.setdefault(h.get("id"),
+                           arrays or {k: h.get(k) for k in ("value", "expected", "args")})
     for h, _ in run.of_type("error"):
         if h.get("phase") == "run":
             errors.setdefault(h.get("id"), h)
@@ -475,7 +476,7 @@ def _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
 def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
     spec = c.spec
     if backend == "sim" and not spec.sim:
-        return Status.SKIPPED, 0.0, SIM_SKIP
+        return Status.SKIPPED, 0.0, spec.why_gpu or SIM_SKIP
     if c.id in errors:
         h = errors[c.id]
         what = "function" if exercise.contract.functions else "kernel"
@@ -489,9 +490,15 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
         return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "
                                    f"{run.exit_code}) or an earlier kernel broke the GPU context"
                                    + _output_hint(run))
-    expected = exercise.reference(c.inputs, {**spec.params, **consts})
     if exercise.contract.functions:
-        return _judge_value(spec.params, outputs[c.id]["value"], expected["value"], spec.points)
+        got = outputs[c.id]
+        if spec.params.get("against_driver"):  # the driver's occupancy calculator, on this GPU
+            return _judge_value({**spec.params, "args": got.get("args") or {}}, got["value"],
+                                got.get("expected"), spec.points, "the driver's occupancy "
+                                "calculator")
+        expected = exercise.reference(c.inputs, spec.params)["value"]
+        return _judge_value(spec.params, got["value"], expected, spec.points)
+    expected = exercise.reference(c.inputs, {**spec.params, **consts})
     problems = []
     for name, (shape, _) in c.outputs.items():
         shape = shapes.evaluate(shape, spec.params, consts)
@@ -508,16 +515,18 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
     return Status.PASSED, spec.points, "correct"
 
 
-def _judge_value(params: dict, got, expected, points: float):
+def _judge_value(params: dict, got, expected, points: float, source: str = "expected"):
     """A function exercise's case: exact for ints, relative 1e-9 for floats."""
     call = f"{params['call']}({', '.join(f'{k}={v}' for k, v in params['args'].items())})"
+    if not isinstance(expected, (int, float, np.integer, np.floating)):
+        return Status.ERROR, 0.0, f"{call}: no value to compare with ({source})"
     if isinstance(expected, (int, np.integer)):
         ok = got == expected
     else:
         ok = abs(got - expected) <= 1e-9 * max(1.0, abs(expected))
     if ok:
         return Status.PASSED, points, f"{call} = {got}"
-    return Status.FAILED, 0.0, f"{call} returned {got}, expected {expected}"
+    return Status.FAILED, 0.0, f"{call} returned {got}, {source} says {expected}"
 
 
 def _judge_concept(exercise, source, compiled_run, findings: list[str]) -> TestResult:

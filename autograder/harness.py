@@ -212,20 +212,52 @@ def run_instrumented(cuda, kernel, contract, consts, case) -> dict:
                                max_blocks=case.get("max_blocks"))
 
 
+def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
+    """This GPU's per-SM limits, as the occupancy exercise's arguments, and the driver's
+    occupancy calculator's resident blocks per SM for a small kernel (few registers, no shared
+    memory) at ``threads_per_block``."""
+    import numpy as np
+    from numba import cuda, typeof
+
+    dev = cuda.get_current_device()
+    limits = {"max_threads_per_sm": int(dev.MAX_THREADS_PER_MULTIPROCESSOR),
+              "max_blocks_per_sm": int(dev.MAX_BLOCKS_PER_MULTIPROCESSOR),
+              "shared_bytes_per_sm": int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)}
+
+    @cuda.jit
+    def small(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = i
+
+    compiled = small.compile((typeof(cuda.device_array(1, np.int32)),))
+    blocks = cuda.current_context().get_active_blocks_per_multiprocessor(
+        compiled._codelibrary.get_cufunc(), threads_per_block, 0)
+    return limits, int(blocks)
+
+
 def run_calls(module, cases: list[dict], path: str) -> None:
-    """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value."""
+    """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value.
+    With ``params["against_driver"]`` the GPU's own limits fill the arguments and the driver's
+    occupancy calculator gives the expected value (computed before the student's function runs).
+    """
     for case in cases:
         send({"type": "start", "id": case["id"]})
         params = case["params"]
         try:
-            value = _defined(module, params["call"])(**params["args"])
+            args, expected = dict(params["args"]), None
+            if params.get("against_driver"):
+                limits, expected = device_occupancy(args["threads_per_block"])
+                args.update(limits)
+            value = _defined(module, params["call"])(**args)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{params['call']} must return a number, "
                                 f"got {type(value).__name__} {value!r:.60}")
         except BaseException as exc:
             send_error("run", exc, path, id=case["id"], fatal=False)
             continue
-        send({"type": "case", "id": case["id"], "value": value})
+        send({"type": "case", "id": case["id"], "value": value, "expected": expected,
+              "args": args})
 
 
 def _is_sticky(exc: BaseException) -> bool:

@@ -69,6 +69,7 @@ class Case:
     visibility: str = "hidden"
     sim: bool = True
     label: str = ""
+    why_gpu: str = ""  # why a ``sim=False`` case needs a GPU, when not its size
 
     @property
     def name(self) -> str:

@@ -11,6 +11,8 @@ Functions (all arguments ints; sizes in threads and bytes):
 max_blocks_per_sm, shared_bytes_per_sm, warp_size=32) -> int`` (0 when a block does not fit);
 ``resident_threads_per_sm(...same...) -> int``; ``tile_shared_bytes(tile_width,
 bytes_per_element=4) -> int``; ``global_traffic_reduction(tile_width) -> float``.
+On a GPU four more cases fill in the device's own limits and compare ``resident_blocks_per_sm``
+with the CUDA driver's occupancy calculator for a real kernel (skipped on the simulator).
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ CASES = [
     _case("tile_shared_bytes", {"tile_width": 16}, "16×16 tiles use 2 KB", "public"),
     _case("warps_per_block", {"threads_per_block": 256}, "256 threads are 8 warps", "public"),
     _case("warps_per_block", {"threads_per_block": 100}, "a partial warp counts whole"),
-    _case("warps_per_block", {"threads_per_block": 100, "warp_size": 64}, "another warp size"),
     _case("resident_blocks_per_sm", _sm(96, 0, HOPPER), "Hopper, 96 threads: thread-limited"),
     _case("resident_blocks_per_sm", _sm(48, 0, HOPPER), "Hopper, 48 threads: whole warps, block-limited"),
     _case("resident_blocks_per_sm", _sm(256, 48 * 1024, HOPPER), "Hopper, 48 KB per block: shared-limited"),
@@ -57,11 +58,21 @@ CASES = [
     _case("resident_threads_per_sm", _sm(33, 0, VOLTA), "Volta, 33 threads: two warps each"),
     _case("resident_threads_per_sm", _sm(512, 100 * 1024, HOPPER), "Hopper, 100 KB per block"),
     _case("tile_shared_bytes", {"tile_width": 32, "bytes_per_element": 8}, "32×32 double tiles"),
-    _case("tile_shared_bytes", {"tile_width": 1}, "1×1 tiles"),
     _case("global_traffic_reduction", {"tile_width": 16}, "16×16 tiles"),
-    _case("global_traffic_reduction", {"tile_width": 32}, "32×32 tiles"),
-    _case("resident_blocks_per_sm", _sm(1024, 0, HOPPER), "Hopper, 1024 threads"),
 ]
+
+
+def _driver_case(threads: int) -> Case:
+    """On a GPU: this device's limits, compared with the driver's occupancy calculator for a
+    small kernel (few registers, no shared memory) at ``threads`` per block."""
+    return Case({"call": "resident_blocks_per_sm", "against_driver": True,
+                 "args": {"threads_per_block": threads, "shared_bytes_per_block": 0}},
+                points=5.0, sim=False,
+                label=f"this GPU, {threads} threads: the driver's occupancy calculator agrees",
+                why_gpu="needs a GPU: compared with the CUDA driver's occupancy calculator")
+
+
+CASES += [_driver_case(t) for t in (96, 1024, 48, 640)]
 
 
 def _solution():
