@@ -6,6 +6,11 @@ every element ``e``, with ``buf_{-1} = x`` and the last phase writing ``out``; t
 block depend on other blocks. The j-th barrier call passes ``goal = j * gridDim.x`` (the seed
 article's ``goalVal``). The grid never exceeds the blocks that can be resident at once, queried
 from the driver's occupancy calculator: one block too many would deadlock any correct barrier.
+
+The multi-phase kernel, its reference and the launch (:func:`run_phases`) are shared with the
+other grid-barrier drivers (``grid_barrier_lockfree``): each gives its barrier's state (a tuple of
+device arrays, here ``(counter,)``) and a device function ``call(state, j)`` that makes the j-th
+barrier call.
 """
 
 from __future__ import annotations
@@ -26,11 +31,13 @@ def reference(x: np.ndarray, phases: int) -> np.ndarray:
     return buf.astype(np.int32)
 
 
-def _build(barrier):
+def build(call):
+    """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases)``; after each phase
+    it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier calls)."""
     from numba import cuda
 
     @cuda.jit
-    def multi_phase(counter, x, out, tmp, shift, phases):
+    def multi_phase(state, x, out, tmp, shift, phases):
         n = x.shape[0]
         stride = cuda.gridDim.x * cuda.blockDim.x
         first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -52,9 +59,20 @@ def _build(barrier):
                     tmp[e] = 3 * v + p
                 e += stride
             calls += 1
-            barrier(counter, calls * cuda.gridDim.x)
+            call(state, calls)
 
     return multi_phase
+
+
+def _call_lock_based(barrier):
+    """``call`` for the lock-based barrier: ``barrier(counter, j * gridDim.x)``."""
+    from numba import cuda
+
+    @cuda.jit(device=True)
+    def call(state, calls):
+        barrier(state[0], calls * cuda.gridDim.x)
+
+    return call
 
 
 def resident_grid(kernel, args, threads: int) -> int:
@@ -65,18 +83,32 @@ def resident_grid(kernel, args, threads: int) -> int:
     return int(compiled.max_cooperative_grid_blocks(threads))
 
 
+def run_phases(call, make_state, views: dict, params: dict, grid_for) -> None:
+    """Launch :func:`build`'s kernel for ``call`` on ``views["x"]`` → ``views["out"]`` with
+    ``params["phases"]`` phases and ``params["threads"]`` threads per block.
+    ``grid_for(resident, threads)`` picks the block count from the blocks the occupancy
+    calculator lets be resident at once; ``make_state(blocks)`` makes the barrier's tuple of
+    fresh device arrays for that many blocks."""
+    from numba import cuda
+
+    n = views["x"].shape[0]
+    phases = int(params["phases"])
+    kernel = build(call)
+    tmp = cuda.device_array(n, np.int32)
+    shift = cuda.to_device(np.array(shifts(n, phases), np.int64))
+    args = (views["x"], views["out"], tmp, shift, phases)
+    threads = int(params["threads"])
+    probe = (make_state(1),) + args  # the argument types, for the occupancy query
+    grid = int(grid_for(resident_grid(kernel, probe, threads), threads))
+    kernel[grid, threads](make_state(grid), *args)
+
+
 def drive(function, views: dict, params: dict, consts: dict) -> None:
     """Run ``params["phases"]`` phases with ``params["threads"]`` threads per block on a grid of
     ``params["grid_fraction"]`` of the resident blocks (at least 2)."""
     from numba import cuda
 
-    n = views["x"].shape[0]
-    phases = int(params["phases"])
-    kernel = _build(function)
-    counter = cuda.to_device(np.zeros(1, np.int32))
-    tmp = cuda.device_array(n, np.int32)
-    shift = cuda.to_device(np.array(shifts(n, phases), np.int64))
-    args = (counter, views["x"], views["out"], tmp, shift, phases)
-    threads = int(params["threads"])
-    grid = max(2, int(resident_grid(kernel, args, threads) * float(params["grid_fraction"])))
-    kernel[grid, threads](*args)
+    fraction = float(params["grid_fraction"])
+    run_phases(_call_lock_based(function),
+               lambda blocks: (cuda.to_device(np.zeros(1, np.int32)),),
+               views, params, lambda resident, threads: max(2, int(resident * fraction)))
