@@ -228,7 +228,7 @@ def _library_dirs() -> list[Path]:
     for v in found:
         if v and v.startswith("/") and Path(v).is_dir():
             path = Path(v).resolve()
-            if path.parts[1:2] not in (("proc",), ("sys",), ("dev",), ("tmp",)):
+            if path.parts[1:2] not in (("proc",), ("sys",), ("dev",)):
                 dirs.append(path)
     return dirs
 
@@ -252,6 +252,11 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
             bound.append(p)
     for name in _ETC_FILES:
         cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    # The private /tmp first: bwrap mounts in order, so a Python, a venv or a checkout that
+    # lives under /tmp (a CI clone, say) is bound over it below, not hidden by it.
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
+            "--size", str(16 << 20), "--tmpfs", "/dev/shm"]
     for d in _python_dirs() + _library_dirs() + [Path(p).resolve() for p in extra_ro]:
         if not _covered(d, bound):
             cmd += ["--ro-bind", str(d), str(d)]
@@ -260,10 +265,7 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
         cmd += ["--ro-bind", str(PACKAGE_DIR), str(PACKAGE_DIR)]
     if (PACKAGE_DIR / "solutions").exists():  # an installed copy of the instructor solutions
         cmd += ["--tmpfs", str(PACKAGE_DIR / "solutions")]
-    cmd += ["--proc", "/proc", "--dev", "/dev",
-            "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
-            "--size", str(16 << 20), "--tmpfs", "/dev/shm",
-            "--ro-bind", str(workdir), str(workdir)]
+    cmd += ["--ro-bind", str(workdir), str(workdir)]
     if writable is not None:
         cmd += ["--bind", str(writable), str(writable)]
     cmd += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]

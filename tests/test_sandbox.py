@@ -14,7 +14,7 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # in-process numba, as tests
 
 import pytest  # noqa: E402
 
-from autograder import sandbox  # noqa: E402
+from autograder import known_bad, sandbox  # noqa: E402
 from autograder.channel import ChannelError, encode, read_record  # noqa: E402
 from autograder.definitions import run_definitions  # noqa: E402
 
@@ -247,6 +247,6 @@ def test_a_bwrap_that_fails_after_the_probe_falls_back_with_a_note(tmp_path, mon
                 'echo "bwrap: Can\'t mount proc on /newroot/proc" >&2\nexit 1\n')
     assert sandbox.sandbox_status().available
     result = grade_file(SOLUTIONS / "occupancy.py", "occupancy")
-    assert result.score == result.max_score
+    assert result.score > 0 and not known_bad.full_marks_problems(result)
     assert any("failed to start: bwrap: Can't mount proc" in n for n in result.notes), \
         result.notes
