@@ -16,7 +16,7 @@ from .nbhelpers import make_course, nbgrader, shared_dir, submit
 
 @pytest.fixture(scope="session")
 def released_course(tmp_path_factory) -> Path:
-    """A course with both assignments released (``release/<assignment>/<notebook>``)."""
+    """A course with every assignment released (``release/<assignment>/<notebook>``)."""
     with shared_dir(tmp_path_factory, "kg-released-course") as (path, done):
         if not done:
             make_course(path)

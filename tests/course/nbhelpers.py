@@ -19,8 +19,45 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
+#: assignment folder → (exercise, notebook); nbgrader autograde runs on the first two only
 ASSIGNMENTS = {"01_tiled_matmul": ("tiled_matmul", "tiled_matmul.ipynb"),
-               "02_matmul_any_size": ("matmul_any_size", "matmul_any_size.ipynb")}
+               "02_matmul_any_size": ("matmul_any_size", "matmul_any_size.ipynb"),
+               "03_block_scan": ("block_scan", "block_scan.ipynb"),
+               "04_block_sum": ("block_sum", "block_sum.ipynb"),
+               "05_transpose": ("transpose", "transpose.ipynb"),
+               "06_grid_barrier": ("grid_barrier", "grid_barrier.ipynb"),
+               "07_occupancy": ("occupancy", "occupancy.ipynb")}
+
+
+def expected_parts(ex) -> dict[str, float]:
+    """The points of each part of exercise ``ex`` that needs a grade cell: correctness (the
+    cases' points), and concept and timing where ``ex`` has them (diagnostics carry none)."""
+    parts = {"correctness": sum(c.points for c in ex.cases)}
+    if ex.concept:
+        parts["concept"] = ex.concept.points
+    if ex.timing:
+        parts["timing"] = ex.timing.points
+    return parts
+
+
+def written_names(ex) -> tuple[str, ...]:
+    """The functions a submission of ``ex`` writes: its kernel or device function, or its plain
+    functions."""
+    return ex.contract.functions or (ex.contract.kernel,)
+
+
+def split_solution(source: str) -> tuple[str, list[str]]:
+    """``(scaffolding, regions)`` of a solution cell's source: the text outside the solution
+    markers, and the text of each ``### BEGIN SOLUTION`` … ``### END SOLUTION`` region."""
+    from autograder.nbgrader import notebook as nbb
+
+    first, *rest = source.split(nbb.BEGIN_SOLUTION)
+    outside, regions = [first], []
+    for part in rest:
+        region, after = part.split(nbb.END_SOLUTION)
+        regions.append(region)
+        outside.append(after)
+    return "".join(outside), regions
 
 
 def load_script(relpath: str):
@@ -79,14 +116,15 @@ def student_notebook(release_path: Path, student: str, assignment: str):
     return make_class.student_notebook(nbb.read(release_path), code)
 
 
-def make_course(path: Path, assignments=tuple(ASSIGNMENTS)) -> Path:
-    """Build a course at ``path`` (``autograder course build``) and release ``assignments``."""
+def make_course(path: Path) -> Path:
+    """Build a course at ``path`` (``autograder course build``) and release every assignment,
+    in one nbgrader run (its assignment argument is a glob): one start-up instead of one per
+    assignment."""
     from autograder.nbgrader.course import build_course
 
     course = build_course(path, device=TEST_DEVICE, cell_timeout=120, grading_timeout=420,
                           force=True)
-    for assignment in assignments:
-        nbgrader(course, "generate_assignment", assignment, "--log-level=WARN")
+    nbgrader(course, "generate_assignment", "*", "--log-level=WARN")
     return course
 
 

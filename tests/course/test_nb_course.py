@@ -8,8 +8,8 @@ import shutil
 
 import nbformat
 import pytest
-from .nbhelpers import (ASSIGNMENTS, ROOT, TEST_DEVICE, load_script, nbgrader, scores,
-                       submit)
+from .nbhelpers import (ASSIGNMENTS, ROOT, TEST_DEVICE, expected_parts, load_script, nbgrader,
+                        scores, split_solution, submit, written_names)
 from traitlets.config.loader import PyFileConfigLoader
 from typer.testing import CliRunner
 
@@ -73,19 +73,24 @@ def test_release_has_no_solution_code_and_no_hidden_tests(released_course, assig
     release = nbb.read(released_course / "release" / assignment / nb_name)
     text = json.dumps(release)
     for secret in (nbb.BEGIN_SOLUTION, nbb.END_SOLUTION, nbb.BEGIN_HIDDEN, nbb.END_HIDDEN,
-                   "grade_this_notebook", "autograder.nbgrader", "tile_a", "acc +="):
+                   "grade_this_notebook", "autograder.nbgrader"):
         assert secret not in text, secret
+    (answer,) = nbb.cells_with(nbb.read(ROOT / "assignments" / assignment / nb_name),
+                               solution=True)
+    _, regions = split_solution(answer.source)
     (solution,) = nbb.cells_with(release, solution=True)
-    assert "raise NotImplementedError()" in solution.source
-    assert f"def {ex.contract.kernel}(A, B, C):" in solution.source  # scaffolding stays
-    assert "cuda.syncthreads" not in solution.source
+    assert solution.source.count("raise NotImplementedError()") == len(regions)
+    for name in written_names(ex):  # the scaffolding stays
+        assert f"def {name}(" in solution.source
+    hidden_lines = {ln.strip() for region in regions for ln in region.splitlines()} - {""}
+    assert not hidden_lines & {ln.strip() for ln in solution.source.splitlines()}
     graded = nbb.cells_with(release, grade=True)
     assert sum(c.metadata.nbgrader.points for c in graded) == ex.max_score
     assert all(c.metadata.nbgrader.locked for c in graded)
     public = [c for c in graded if c.metadata.nbgrader.points == 0]
     assert len(public) == 1 and f"check_{exercise}" in public[0].source  # public tests stay
     hidden = [c for c in graded if c.metadata.nbgrader.points > 0]
-    assert len(hidden) == 3
+    assert len(hidden) == len(expected_parts(ex))
     for cell in hidden:  # only the comment is left
         assert all(ln.startswith("#") for ln in cell.source.splitlines())
 

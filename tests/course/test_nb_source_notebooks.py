@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
-from .nbhelpers import ASSIGNMENTS, ROOT, load_script
+from .nbhelpers import (ASSIGNMENTS, ROOT, expected_parts, load_script, split_solution,
+                        written_names)
 
 from autograder import exercises
 from autograder.nbgrader import notebook as nbb
@@ -14,6 +16,15 @@ from autograder.submission import load_source
 
 PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
 CALL = re.compile(r'grade_this_notebook\("(\w+)", "(\w+)"\)')
+#: what each task text must say: the lesson it comes from (and grid_barrier's goal rule)
+TASK_PHRASES = {"tiled_matmul": ("Day 10: Shared Memory Fundamentals",),
+                "matmul_any_size": ("Lectures 2.7 and 2.8",),
+                "block_scan": ("Day 11: Thread Synchronization",),
+                "block_sum": ("Lecture 2.2", "control divergence"),
+                "transpose": ("bank conflicts",),
+                "grid_barrier": ("article on inter-block synchronization",
+                                 "goal = j * gridDim.x"),
+                "occupancy": ("Lecture 2.1", '"Shared Memory and Threading"')}
 
 
 def source_nb(assignment):
@@ -31,18 +42,28 @@ def test_solution_cell_is_the_instructor_solution(assignment):
     (cell,) = nbb.cells_with(nb, solution=True)
     solution = (ROOT / "solutions" / ex.solution).read_text(encoding="utf-8")
     assert nbb.unmark(cell.source).rstrip("\n") == nbb.strip_module_docstring(solution).rstrip("\n")
-    # the whole kernel body is the solution: the students' copy keeps only the scaffolding
-    body = cell.source.split(nbb.BEGIN_SOLUTION)[1].split(nbb.END_SOLUTION)[0]
-    assert "cuda.syncthreads()" in body and "cuda.shared.array" in body
-    before = cell.source.split(nbb.BEGIN_SOLUTION)[0]
-    assert f"def {ex.contract.kernel}(A, B, C):" in before and "TILE_WIDTH = " in before
+    # the whole body of each function the student writes is solution: the students' copy keeps
+    # only the scaffolding (imports, constants, def lines)
+    scaffolding, regions = split_solution(cell.source)
+    assert len(regions) == len(written_names(ex))
+    for name in written_names(ex):
+        assert f"def {name}(" in scaffolding
+    for constant in ex.contract.constants:
+        assert f"\n{constant.name} = " in scaffolding
+    body = "".join(regions)
+    assert "def " not in body
+    concept = ex.concept
+    if concept:  # what the concept test looks for is the student's to write
+        assert ("cuda.shared.array" in body) == bool(concept.min_shared_bytes)
+        assert ("cuda.syncthreads()" in body) == bool(concept.min_barriers)
+        assert ("cuda.atomic." in body) == bool(concept.min_atomics)
+        assert ("cuda.threadfence()" in body) == bool(concept.min_fences)
 
 
 @PARAMS
 def test_grade_cells_carry_the_exercise_points_per_part(assignment):
     ex, nb = source_nb(assignment)
-    expected = {"correctness": sum(c.points for c in ex.cases),
-                "concept": ex.concept.points, "timing": ex.timing.points}
+    expected = expected_parts(ex)
     got = {}
     for cell in nbb.cells_with(nb, grade=True):
         calls = CALL.findall(cell.source)
@@ -61,7 +82,7 @@ def test_hidden_tests_are_hidden_and_public_tests_are_read_only(assignment):
     graded = nbb.cells_with(nb, grade=True)
     hidden = [c for c in graded if "grade_this_notebook" in c.source]
     public = [c for c in graded if c not in hidden]
-    assert len(hidden) == 3 and len(public) == 1
+    assert len(hidden) == len(expected_parts(ex)) and len(public) == 1
     for cell in hidden:
         assert cell.metadata.nbgrader.locked and not cell.metadata.nbgrader.solution
         inside = cell.source.split(nbb.BEGIN_HIDDEN)[1].split(nbb.END_HIDDEN)[0]
@@ -72,7 +93,17 @@ def test_hidden_tests_are_hidden_and_public_tests_are_read_only(assignment):
     meta = cell.metadata.nbgrader
     assert meta.points == 0 and meta.locked and TEST_CELL_MARKER in cell.source
     assert nbb.BEGIN_HIDDEN not in cell.source
-    assert f"{ex.contract.kernel}[" in cell.source  # it launches the student's kernel
+    assert f"def check_{ex.name}(" in cell.source
+    # it launches the student's kernel, calls the device function from a kernel, or calls the
+    # functions of its public cases
+    if ex.contract.functions:
+        for case in ex.cases:
+            if case.visibility == "public":
+                assert f"{case.params['call']},\n" in cell.source
+    elif ex.contract.device_function:
+        assert f"{ex.contract.kernel}(" in cell.source and "@cuda.jit\n" in cell.source
+    else:
+        assert f"{ex.contract.kernel}[" in cell.source
 
 
 @PARAMS
@@ -80,17 +111,34 @@ def test_task_text_names_the_lesson_and_the_exact_launch_rule(assignment):
     ex, nb = source_nb(assignment)
     task = nb.cells[0].source
     assert nb.cells[0].metadata.nbgrader.locked
-    lesson = {"tiled_matmul": 'Day 10: Shared Memory Fundamentals',
-              "matmul_any_size": "Lectures 2.7 and 2.8"}[ex.name]
-    assert lesson in task
+    for phrase in TASK_PHRASES[ex.name]:
+        assert phrase in task, phrase
     for expr in set(ex.contract.grid) | set(ex.contract.block):
         assert expr in task, expr
-    assert f"{ex.contract.kernel}(A, B, C)" in task
-    assert "TILE_WIDTH" in task and "1 to 32" in task
-    # the simulator is documented, and the setup cell keeps Numba's normal import
+    # every function of the solution, with its exact arguments (a line break in the text aside)
+    flat = " ".join(task.split())
+    tree = ast.parse((ROOT / "solutions" / ex.solution).read_text(encoding="utf-8"))
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        assert f"{fn.name}({ast.unparse(fn.args)})" in flat, fn.name
+    if ex.contract.device_function:
+        assert "@cuda.jit(device=True)" in task
+    for c in ex.contract.constants:
+        assert f"`{c.name}" in task, c.name
+        assert (f"{c.low} to {c.high}" if c.low < c.high else f"`{c.name} = {c.low}`") in task
+        if c.power_of_two:
+            assert f"power of two from {c.low} to {c.high}" in task
+    # the simulator is documented (or why the exercise needs a GPU), and the setup cell keeps
+    # Numba's normal import; an exercise of plain functions needs neither
     text = "\n".join(c.source for c in nb.cells)
-    assert "NUMBA_ENABLE_CUDASIM=1 jupyter lab" in text
-    setup = next(c for c in nb.cells if c.cell_type == "code")
+    setup = [c for c in nb.cells if c.cell_type == "code" and "nbgrader" not in c.metadata]
+    if ex.contract.functions:
+        assert setup == [] and "numba" not in text.lower()
+        return
+    if ex.needs_gpu:
+        assert "needs a GPU" in text and "one after another" in text
+    else:
+        assert "NUMBA_ENABLE_CUDASIM=1 jupyter lab" in text
+    (setup,) = setup
     assert "from numba import" in setup.source
     assert '\nos.environ["NUMBA_ENABLE_CUDASIM"]' not in setup.source  # commented out
 
@@ -99,7 +147,8 @@ def test_task_text_names_the_lesson_and_the_exact_launch_rule(assignment):
 def test_graded_source_of_the_notebook_leaves_test_cells_out(assignment):
     ex, _ = source_nb(assignment)
     src = load_source(ROOT / "assignments" / assignment / ASSIGNMENTS[assignment][1])
-    assert f"def {ex.contract.kernel}(" in src.text
+    for name in written_names(ex):
+        assert f"def {name}(" in src.text
     assert "grade_this_notebook" not in src.text
     assert f"def check_{ex.name}" not in src.text  # the public tests
     compile(src.text, "nb", "exec")
