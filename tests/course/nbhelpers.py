@@ -26,7 +26,9 @@ ASSIGNMENTS = {"01_tiled_matmul": ("tiled_matmul", "tiled_matmul.ipynb"),
                "04_block_sum": ("block_sum", "block_sum.ipynb"),
                "05_transpose": ("transpose", "transpose.ipynb"),
                "06_grid_barrier": ("grid_barrier", "grid_barrier.ipynb"),
-               "07_occupancy": ("occupancy", "occupancy.ipynb")}
+               "07_occupancy": ("occupancy", "occupancy.ipynb"),
+               "08_grid_barrier_lockfree": ("grid_barrier_lockfree",
+                                            "grid_barrier_lockfree.ipynb")}
 
 
 def expected_parts(ex) -> dict[str, float]:
