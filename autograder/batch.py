@@ -9,11 +9,11 @@ process (:func:`autograder.grader.grade`). Each result is committed to SQLite as
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
 from .discovery import Submission, discover
+from .grader import gpu_count
 from .store import ResultStore
 
 
@@ -39,14 +39,6 @@ def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True) -
                  sanitize=sanitize).to_dict()
 
 
-def gpu_count() -> int:
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for ln in out.stdout.splitlines() if ln.startswith("GPU "))
-
-
 def local_cluster(backend: str, workers: int | None, workers_per_gpu: int = 1):
     """A local Dask cluster: ``workers_per_gpu`` workers per GPU (pinned with
     ``CUDA_VISIBLE_DEVICES``; ``workers`` caps the GPUs used) on ``gpu``, else ``workers`` CPU
@@ -57,7 +49,7 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int = 1):
 
     if backend == "gpu":
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        ids = visible.split(",") if visible else [str(i) for i in range(max(1, gpu_count()))]
+        ids = visible.split(",") if visible else [str(i) for i in range(max(1, gpu_count() or 0))]
         ids = ids[: workers or len(ids)]
         specs = {f"gpu{i}-{j}": {"cls": Nanny, "options": {
                      "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gid}}}

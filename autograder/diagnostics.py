@@ -23,7 +23,6 @@ BARRIERS = "diagnostic: barriers"
 RACES = "diagnostic: shared-memory races"
 MEMORY = "diagnostic: memory accesses"
 WARPS = "diagnostic: warps (bank conflicts, divergence, global loads)"
-SANITIZER_TOOLS = ("racecheck", "synccheck", "memcheck")
 
 
 def _lines(source: Source, lines) -> str:
@@ -48,7 +47,7 @@ def run_sanitizers(request: dict, limits: Limits, work: Path) -> dict[str, sanit
                 if text:
                     reports[tool] = sanitizer.parse(tool, text, request["source_path"])
 
-    threads = [threading.Thread(target=one, args=(t,)) for t in SANITIZER_TOOLS]
+    threads = [threading.Thread(target=one, args=(t,)) for t in sanitizer.TOOLS]
     for t in threads:
         t.start()
     for t in threads:

@@ -33,20 +33,28 @@ SIM_SKIP = ("the simulator runs one Python thread per CUDA thread, so this size 
 TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
 
 
+def gpu_count() -> int | None:
+    """GPUs ``nvidia-smi -L`` lists (no CUDA context created here); None without nvidia-smi."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    if out.returncode != 0:
+        return 0
+    return sum(1 for ln in out.stdout.splitlines() if ln.startswith("GPU "))
+
+
 def gpu_available() -> bool:
     """True when an NVIDIA GPU is visible (checked without creating a CUDA context here)."""
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return False
     if not glob.glob("/dev/nvidia[0-9]*"):
         return False
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return True
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
+    count = gpu_count()
+    return count is None or count > 0
 
 
 def resolve_device(device: str) -> str:

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder import exercises, known_bad  # noqa: E402
-from autograder.batch import gpu_count, run_batch  # noqa: E402
+from autograder.batch import run_batch  # noqa: E402
+from autograder.grader import gpu_count  # noqa: E402
 from autograder.grader import solution_path  # noqa: E402
 
 
@@ -59,7 +60,7 @@ def main() -> int:
         t["status"] for r in rows for t in r["result"]["tests"] if t["kind"] == "timing")
     report = {
         "exercise": args.exercise, "submissions": len(rows), "grader_failures": len(failures),
-        "gpus": gpu_count(), "workers_per_gpu": args.workers_per_gpu,
+        "gpus": gpu_count() or 0, "workers_per_gpu": args.workers_per_gpu,
         "sanitize": not args.no_sanitize, "wall_s": round(wall, 1),
         "per_minute": round(len(rows) / wall * 60, 1),
         "scores": dict(collections.Counter(r["score"] for r in rows)),
