@@ -83,6 +83,18 @@ class ExerciseResult:
     def provisional(self) -> bool:
         return any(t.status is Status.SKIPPED for t in self.tests)
 
+    @property
+    def pending_points(self) -> float:
+        """Points of skipped tests: not earned here, not lost either (on the simulator, the
+        timing test and the GPU-only sizes)."""
+        return round(sum(t.max_points for t in self.tests if t.status is Status.SKIPPED), 4)
+
+    @property
+    def provisional_note(self) -> str:
+        """``"provisional: N points need a GPU"`` for a provisional result, else ``""``: the
+        wording every report, export and gradebook comment uses."""
+        return provisional_note(self.pending_points) if self.provisional else ""
+
     def to_dict(self) -> dict:
         return {
             "exercise": self.exercise,
@@ -91,8 +103,14 @@ class ExerciseResult:
             "score": self.score,
             "max_score": self.max_score,
             "provisional": self.provisional,
+            "pending_points": self.pending_points,
             "seed": self.seed,
             "notes": list(self.notes),
             "phases_s": dict(self.phases_s),
             "tests": [t.to_dict() for t in self.tests],
         }
+
+
+def provisional_note(pending_points: float) -> str:
+    """The one wording for a score that is not final: ``"provisional: 40 points need a GPU"``."""
+    return f"provisional: {pending_points:g} points need a GPU"
