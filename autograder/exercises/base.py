@@ -170,6 +170,7 @@ class Exercise:
     diagnose: Diagnose | None = None
     solution: str = ""
     needs_gpu: bool = False
+    contract_text: str = ""
 
     @property
     def max_score(self) -> float:

@@ -92,6 +92,12 @@ CONCEPT = Concept(
     min_barriers=2,  # after the load, and in the step loop (Numba unrolls it: more in PTX)
 )
 
+CONTRACT_TEXT = """\
+- `x`, `out`: int32, shape `(n,)`, any n ≥ 1.
+- Result: inclusive prefix sum within each block's segment: for `i` in block `b`,
+  `out[i] = x[b*BLOCK_SIZE] + … + x[i]`. Exact.
+"""
+
 EXERCISE = Exercise(
     name="block_scan",
     title="Inclusive scan within each block",
@@ -105,4 +111,5 @@ EXERCISE = Exercise(
     concept=CONCEPT,
     diagnose=Diagnose(params={"n": 1500}, max_blocks=2),
     solution="block_scan.py",
+    contract_text=CONTRACT_TEXT,
 )

@@ -85,6 +85,12 @@ CONCEPT = Concept(
     min_barriers=2,
 )
 
+CONTRACT_TEXT = """\
+- `x`: float32 `(n,)`; `partial`: float32 `(ceil(n / BLOCK_SIZE),)`.
+- Result: `partial[b]` = sum of block `b`'s segment of `x` (positions past `n` count as 0);
+  relative error ≤ 1e-5 against float64.
+"""
+
 EXERCISE = Exercise(
     name="block_sum",
     title="Per-block sum without control divergence",
@@ -102,4 +108,5 @@ EXERCISE = Exercise(
     # n a multiple of every legal BLOCK_SIZE: the only divergence left is the tree's own.
     diagnose=Diagnose(params={"n": 4096}, max_blocks=2, max_divergent_branches=8),
     solution="block_sum.py",
+    contract_text=CONTRACT_TEXT,
 )

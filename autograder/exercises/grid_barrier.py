@@ -52,6 +52,15 @@ def reference(inputs, params):
     return {"out": driver.reference(inputs["x"], params["phases"])}
 
 
+CONTRACT_TEXT = """\
+- `counter`: int32 `(1,)`, zero before the launch. Every thread of every block calls the
+  barrier; the caller's j-th call (j = 1, 2, …) passes `goal = j * gridDim.x`, as in the
+  article's `goalVal`.
+- The autograder's own multi-phase kernel calls it; the grid never has more blocks than can be
+  resident at once on the device. A barrier that lets a block through early gives wrong results;
+  one that never opens is a deadlock and is reported as a timeout.
+"""
+
 EXERCISE = Exercise(
     name="grid_barrier",
     title="Inter-block synchronization: a lock-based grid barrier",
@@ -69,4 +78,5 @@ EXERCISE = Exercise(
         points=20.0, min_barriers=1, min_atomics=1, min_fences=1),
     solution="grid_barrier.py",
     needs_gpu=True,
+    contract_text=CONTRACT_TEXT,
 )

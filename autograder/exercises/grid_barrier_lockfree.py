@@ -82,6 +82,17 @@ def reference(inputs, params):
     return {"out": driver.reference(inputs["x"], params["phases"])}
 
 
+CONTRACT_TEXT = """\
+- `arrive`, `depart`: int32 `(gridDim.x,)`, zero before the launch; `goal`: the j-th call
+  passes `goal = j` (j = 1, 2, …).
+- 1-D grid and 1-D blocks with `blockDim.x >= gridDim.x` (the checker block needs one thread per
+  block); the autograder's own multi-phase kernel calls it, the same number of times from every
+  thread of every block, on a grid no larger than the blocks that can be resident at once.
+- Result: when it returns, every write any thread of the grid made before its call is visible to
+  every thread. A barrier that lets a block through early gives wrong results; one that never
+  opens is a deadlock and is reported as a timeout.
+"""
+
 EXERCISE = Exercise(
     name="grid_barrier_lockfree",
     title="Inter-block synchronization: a lock-free grid barrier",
@@ -99,4 +110,5 @@ EXERCISE = Exercise(
         points=20.0, min_barriers=1, min_fences=1),
     solution="grid_barrier_lockfree.py",
     needs_gpu=True,
+    contract_text=CONTRACT_TEXT,
 )

@@ -49,6 +49,12 @@ def outputs(params):
     return {"C": ((params["m"], params["k"]), "float32")}
 
 
+CONTRACT_TEXT = """\
+- `A`: float32 `(m, n)`; `B`: float32 `(n, k)`; `C`: float32 `(m, k)`; any m, n, k ≥ 1.
+- Result: `C = A @ B`; relative Frobenius error against a float64 reference ≤ 1e-4; no NaN;
+  nothing written outside `C`.
+"""
+
 EXERCISE = Exercise(
     name="matmul_any_size",
     title="Tiled matrix multiplication of any size",
@@ -62,4 +68,5 @@ EXERCISE = Exercise(
     timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0),
     diagnose=Diagnose(params={"m": 24, "n": 40, "k": 20}, max_blocks=2),
     solution="matmul_any_size.py",
+    contract_text=CONTRACT_TEXT,
 )

@@ -89,6 +89,18 @@ def reference(inputs, params):
     return {"value": getattr(_solution(), params["call"])(**params["args"])}
 
 
+CONTRACT_TEXT = """\
+- All arguments are ints; sizes in threads and bytes.
+- `warps_per_block(threads_per_block, warp_size=32) -> int`.
+- `resident_blocks_per_sm(threads_per_block, shared_bytes_per_block, max_threads_per_sm,
+  max_blocks_per_sm, shared_bytes_per_sm, warp_size=32) -> int` (0 when a block does not fit).
+- `resident_threads_per_sm(...the same arguments...) -> int`.
+- `tile_shared_bytes(tile_width, bytes_per_element=4) -> int`.
+- `global_traffic_reduction(tile_width) -> float`.
+- Result: exact for ints, relative 1e-9 for floats. On a GPU, `resident_blocks_per_sm` is also
+  compared with the CUDA driver's occupancy calculator for a real kernel.
+"""
+
 EXERCISE = Exercise(
     name="occupancy",
     title="Occupancy: warps, block granularity and resident threads",
@@ -99,4 +111,5 @@ EXERCISE = Exercise(
     outputs=lambda params: {},
     reference=reference,
     solution="occupancy.py",
+    contract_text=CONTRACT_TEXT,
 )

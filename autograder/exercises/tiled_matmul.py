@@ -51,6 +51,12 @@ def outputs(params):
     return {"C": ((w, w), "float32")}
 
 
+CONTRACT_TEXT = """\
+- `A`, `B`, `C`: float32, shape `(width, width)`, C-contiguous; any `width` ≥ 1.
+- Result: `C = A @ B`; relative Frobenius error against a float64 reference ≤ 1e-4; no NaN;
+  nothing written outside `C`.
+"""
+
 EXERCISE = Exercise(
     name="tiled_matmul",
     title="Tiled matrix multiplication",
@@ -64,4 +70,5 @@ EXERCISE = Exercise(
     timing=Timing(params={"width": 2048}, points=25.0),
     diagnose=Diagnose(params={"width": 40}, max_blocks=2),
     solution="tiled_matmul.py",
+    contract_text=CONTRACT_TEXT,
 )

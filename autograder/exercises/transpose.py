@@ -81,6 +81,11 @@ CONCEPT = Concept(
     min_barriers=1,
 )
 
+CONTRACT_TEXT = """\
+- `A`: float32 `(rows, cols)`; `B`: float32 `(cols, rows)`; any rows, cols ≥ 1.
+- Result: `B = A.T`, exact.
+"""
+
 EXERCISE = Exercise(
     name="transpose",
     title="Matrix transpose without shared-memory bank conflicts",
@@ -97,4 +102,5 @@ EXERCISE = Exercise(
     timing=Timing(params={"rows": 16384, "cols": 24576}, points=25.0),
     diagnose=Diagnose(params={"rows": 64, "cols": 96}, max_blocks=2, max_bank_ways=2),
     solution="transpose.py",
+    contract_text=CONTRACT_TEXT,
 )

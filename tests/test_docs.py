@@ -1,0 +1,26 @@
+"""The generated documents (docs/CONTRACTS.md, the README's exercise table) match the exercise
+definitions they come from."""
+
+from autograder import docs, exercises
+
+
+def test_generated_documents_are_current(capsys):
+    assert docs.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_every_exercise_has_a_contract_section_with_its_launch():
+    text = docs.render_contracts()
+    for name in exercises.names():
+        ex = exercises.get(name)
+        assert f"## {name} — {ex.title}" in text
+        assert ex.contract_text.strip(), f"{name} has no contract_text"
+        if ex.contract.kernel and not ex.contract.device_function:
+            assert f"- Launch: `{ex.contract.kernel}[" in text
+
+
+def test_a_changed_definition_makes_the_documents_stale(monkeypatch, tmp_path, capsys):
+    ex = exercises.get("tiled_matmul")
+    monkeypatch.setattr(ex, "title", ex.title + " (renamed)")
+    assert "(renamed)" in docs.render_contracts()
+    assert docs.main(["--check"]) == 1
+    assert "stale: docs/CONTRACTS.md" in capsys.readouterr().out
