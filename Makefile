@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test install gpu-checks clean sandbox-check
+.PHONY: demo test install gpu-checks clean sandbox-check system-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +18,26 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/autograder batch examples/submitted --db demo-out/results.sqlite --device auto
 
-test: $(STAMP)
+test: $(STAMP) system-deps
 	$(PY) -m pytest -q -n 2 --durations=15
 
 # How grading children run here: under bubblewrap (the optional system package `bubblewrap`,
 # used when it is installed and works; nothing here needs root) or as plain child processes.
 sandbox-check: $(STAMP)
 	$(PY) -m autograder.sandbox
+
+# System packages the tests use: bubblewrap (the sandbox real classes use) and Chromium (the HTML
+# report's browser test). Installed with apt-get where we are root and they are missing (CI);
+# elsewhere the tests that need them say what to install.
+SYSTEM_PACKAGES := bubblewrap chromium
+system-deps:
+	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing$$missing (apt-get)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1; DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; }; \
+	elif [ -n "$$missing" ]; then echo "note: not installed:$$missing (apt-get install$$missing)"; fi
 
 clean:
 	rm -rf $(VENV) demo-out course
