@@ -8,13 +8,15 @@ CONTRACTS.md, how it is graded), how to run it without a GPU (Numba's CUDA simul
 exercise that needs a GPU, why it cannot) and a setup cell, the solution cell (the instructor
 solution ``solutions/<name>.py`` without its module docstring, the body of each function the
 student writes between ``### BEGIN SOLUTION`` / ``### END SOLUTION``), a read-only public-test
-cell (0 points) and one hidden-test grade cell per part of the grade that carries points
+cell (0 points; it calls :func:`autograder.nbgrader.public.run_public_tests`, which runs the
+student's code on the exercise's public cases in child processes with time limits) and one
+hidden-test grade cell per part of the grade that carries points
 (correctness, and concept and timing where the exercise has them), with the exercise's points
 (``autograder/exercises/<name>.py``). An exercise of plain Python functions (no kernel) has no
 simulator text and no setup cell.
 
 What differs between exercises is data: the exercise's contract, cases and points, and in
-:data:`ASSIGNMENTS` the task text, the public-test code and a few words on the concept test. The
+:data:`ASSIGNMENTS` the task text and a few words on the concept test. The
 rest of the text depends only on the shape of the submission (a kernel, a device function called
 by the autograder's kernel, or plain functions). Edit the text here, not in the notebooks.
 """
@@ -22,7 +24,6 @@ by the autograder's kernel, or plain functions). Edit the text here, not in the 
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
@@ -68,9 +69,10 @@ still runs top to bottom (your function is defined, never called): the public te
 it is skipped, and the autograder skips every test (0 points, the score marked provisional).
 Your notebook is graded on a GPU.
 
-On a GPU, a barrier that never opens hangs the public-test cell: the launch never returns. An
-interrupt cannot stop a running GPU kernel; restart the notebook's kernel (Kernel → Restart) and
-run the cells again. The autograder reports such a deadlock as a timeout.
+On a GPU, a barrier that never opens is a deadlock. The public test runs your barrier in a
+separate process with a time limit, as the autograder does: it reports a deadlock as a timeout,
+and your notebook goes on. A launch of your own in a cell of yours would hang that cell: an
+interrupt cannot stop a running GPU kernel; restart the notebook's kernel (Kernel → Restart).
 """
 
 SETUP = """
@@ -118,25 +120,41 @@ PUBLIC_TESTS_MD = {
     KERNEL: """
 ## Public tests
 
-The next cell (read-only) launches your kernel the way the autograder does, on {cases}, and
-compares it with NumPy. These sizes are graded too: the autograder runs them again, on fresh
-random inputs, with the hidden ones.
+The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
+it launches your kernel on {cases}, in a separate process with a time limit (a kernel that never
+ends is reported as a timeout, and your notebook goes on), and prints for each size whether the
+result is correct, or the first wrong element. It also prints the concept test, read off your
+kernel compiled for a GPU, and what the diagnostics found (barriers some threads never reach,
+shared-memory races, accesses out of bounds). These sizes are graded too: the autograder runs
+them again, on fresh random inputs, with the hidden ones.
 """,
     DEVICE_FUNCTION: """
 ## Public tests
 
-The next cell (read-only) calls your device function the way the autograder does, from a kernel
-of its own, on {cases}, and compares the result with NumPy. {these} graded too: the
-autograder runs {them} again, on fresh random inputs, with the hidden ones.
+The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
+it calls your device function from a kernel of its own, on {cases}, in a separate process with a
+time limit (a barrier that never opens is reported as a timeout, and your notebook goes on), and
+prints whether the result is correct, or the first wrong element, and the concept test, read off
+your code compiled for a GPU. {these} graded too: the autograder runs {them} again, on fresh
+random inputs, with the hidden ones.
 """,
     FUNCTIONS: """
 ## Public tests
 
-The next cell (read-only) calls your functions the way the autograder does, on {cases}, and
-compares each value with the instructor's. {these} graded too: the autograder runs {them} again
-with the hidden ones.
+The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
+it calls your functions on {cases}, in a separate process with a time limit, and compares each
+value with the instructor's. {these} graded too: the autograder runs {them} again with the
+hidden ones.
 """,
 }
+
+#: The public-test cell: the same for every exercise (``autograder.nbgrader.public``).
+PUBLIC_CELL = """
+{marker}: public tests (read-only). They run your {what} in a separate process.
+from autograder.nbgrader.public import run_public_tests
+
+run_public_tests("{exercise}")
+"""
 
 #: Appended to the public-test text of an exercise that needs a GPU.
 PUBLIC_NEEDS_GPU = """
@@ -146,19 +164,18 @@ The test needs a GPU: on the simulator it prints that it is skipped.
 HIDDEN_TESTS_MD = """
 ## Hidden tests
 
-The cells below grade your notebook. In your copy they hold only a comment; when your notebook
-is graded they run your {what} on hidden {unit}{inputs}, in a separate process with
-a time limit, and print what passed and what did not. Do not delete or change them.
+The cells below hold your grade. When your notebook is graded, the autograder takes your code
+cells in order (its own test cells left out), runs your {what} on hidden {unit}{inputs} in a
+separate process with a time limit, outside this notebook, and writes into each cell what passed
+and what did not, with its points. Running these cells yourself does nothing.
 """
 
+#: A hidden grade cell: only a comment, the same in the instructor's source and the students'
+#: copy. The grading preprocessor (autograder.nbgrader.preprocessor.GradeWithAutograder) finds
+#: it by its nbgrader grade_id (autograder.nbgrader.notebook.hidden_grade_id), not by its text.
 HIDDEN_CELL = """
 {marker}: {what} ({points:g} points).
-# Your copy shows only this comment; the tests run when your notebook is graded. Do not change it.
-### BEGIN HIDDEN TESTS
-from autograder.nbgrader.cells import grade_this_notebook
-
-grade_this_notebook("{exercise}", "{kind}")
-### END HIDDEN TESTS
+# Graded outside this notebook; the result is written here when your notebook is graded.
 """
 
 HIDDEN_WHAT = {
@@ -216,32 +233,6 @@ Write a tiled matrix multiplication with shared memory and barriers:
   reference, no NaN, and nothing written outside `C`.
 """
 
-TILED_PUBLIC = """
-{marker}: public tests (read-only). Small sizes, compared with NumPy.
-import numpy as np
-from numba import cuda
-
-
-def check_tiled_matmul(width, seed=0):
-    \"\"\"Launch tiled_matmul as the autograder does at one width; compare with NumPy.\"\"\"
-    rng = np.random.default_rng(seed)
-    A = rng.uniform(-1, 1, (width, width)).astype(np.float32)
-    B = rng.uniform(-1, 1, (width, width)).astype(np.float32)
-    d_C = cuda.to_device(np.full((width, width), np.nan, dtype=np.float32))
-    g = (width + TILE_WIDTH - 1) // TILE_WIDTH
-    tiled_matmul[(g, g), (TILE_WIDTH, TILE_WIDTH)](cuda.to_device(A), cuda.to_device(B), d_C)
-    C = d_C.copy_to_host()
-    assert not np.isnan(C).any(), f"width {{width}}: C has NaN (elements never written?)"
-    expected = A.astype(np.float64) @ B.astype(np.float64)
-    err = np.linalg.norm(C - expected) / np.linalg.norm(expected)
-    assert err <= 1e-4, f"width {{width}}: relative error {{err:.2e}}, allowed 1e-4"
-    print(f"width {{width}}: correct (relative error {{err:.1e}})")
-
-
-for width in {cases}:
-    check_tiled_matmul(width)
-"""
-
 # ----------------------------------------------------------------------------------------------
 # matmul_any_size
 
@@ -284,33 +275,6 @@ Write a tiled matrix multiplication with shared memory and barriers, for any siz
   reference, no NaN, and nothing written outside `C`.
 * As in "Day 10", tiles of `A` and `B` go through shared memory, with barriers.
 """
-
-ANY_SIZE_PUBLIC = """
-{marker}: public tests (read-only). Small sizes, compared with NumPy.
-import numpy as np
-from numba import cuda
-
-
-def check_matmul_any_size(m, n, k, seed=0):
-    \"\"\"Launch matmul_any_size as the autograder does at one size; compare with NumPy.\"\"\"
-    rng = np.random.default_rng(seed)
-    A = rng.uniform(-1, 1, (m, n)).astype(np.float32)
-    B = rng.uniform(-1, 1, (n, k)).astype(np.float32)
-    d_C = cuda.to_device(np.full((m, k), np.nan, dtype=np.float32))
-    grid = ((k + TILE_WIDTH - 1) // TILE_WIDTH, (m + TILE_WIDTH - 1) // TILE_WIDTH)
-    matmul_any_size[grid, (TILE_WIDTH, TILE_WIDTH)](cuda.to_device(A), cuda.to_device(B), d_C)
-    C = d_C.copy_to_host()
-    assert not np.isnan(C).any(), f"{{m}}x{{n}}x{{k}}: C has NaN (elements never written?)"
-    expected = A.astype(np.float64) @ B.astype(np.float64)
-    err = np.linalg.norm(C - expected) / np.linalg.norm(expected)
-    assert err <= 1e-4, f"{{m}}x{{n}}x{{k}}: relative error {{err:.2e}}, allowed 1e-4"
-    print(f"{{m}}x{{n}}x{{k}}: correct (relative error {{err:.1e}})")
-
-
-for m, n, k in {cases}:
-    check_matmul_any_size(m, n, k)
-"""
-
 
 # ----------------------------------------------------------------------------------------------
 # block_scan
@@ -364,33 +328,6 @@ Write a scan of each block's segment of `x`, in shared memory with barriers:
   steps separated by `cuda.syncthreads()`.
 """
 
-SCAN_PUBLIC = """
-{marker}: public tests (read-only). Small sizes, compared with NumPy.
-import numpy as np
-from numba import cuda
-
-
-def check_block_scan(n, seed=0):
-    \"\"\"Launch block_scan as the autograder does at one size; compare with NumPy.\"\"\"
-    rng = np.random.default_rng(seed)
-    x = rng.integers(-2**15, 2**15, size=n, endpoint=True).astype(np.int32)
-    d_out = cuda.to_device(np.full(n, np.iinfo(np.int32).min, dtype=np.int32))
-    block_scan[(n + BLOCK_SIZE - 1) // BLOCK_SIZE, BLOCK_SIZE](cuda.to_device(x), d_out)
-    out = d_out.copy_to_host()
-    segments = np.zeros((n + BLOCK_SIZE - 1) // BLOCK_SIZE * BLOCK_SIZE, dtype=np.int64)
-    segments[:n] = x
-    expected = np.cumsum(segments.reshape(-1, BLOCK_SIZE), axis=1).ravel()[:n]
-    wrong = np.flatnonzero(out != expected)
-    assert wrong.size == 0, (f"n {{n}}: {{wrong.size}} of {{n}} elements wrong; first "
-                             f"out[{{wrong[0]}}] = {{out[wrong[0]]}}, "
-                             f"expected {{expected[wrong[0]]}}")
-    print(f"n {{n}}: correct (exact)")
-
-
-for n in {cases}:
-    check_block_scan(n)
-"""
-
 # ----------------------------------------------------------------------------------------------
 # block_sum
 
@@ -439,33 +376,6 @@ Write a tree reduction in shared memory whose active threads stay contiguous:
   autograder surrounds `x` with NaN).
 * Sum in a shared array (`cuda.shared.array(BLOCK_SIZE, float32)`), with a barrier after the load
   and one after every step.
-"""
-
-SUM_PUBLIC = """
-{marker}: public tests (read-only). Small sizes, compared with NumPy.
-import numpy as np
-from numba import cuda
-
-
-def check_block_sum(n, seed=0):
-    \"\"\"Launch block_sum as the autograder does at one size; compare with NumPy.\"\"\"
-    rng = np.random.default_rng(seed)
-    x = rng.random(n, dtype=np.float32)
-    blocks = (n + BLOCK_SIZE - 1) // BLOCK_SIZE
-    d_partial = cuda.to_device(np.full(blocks, np.nan, dtype=np.float32))
-    block_sum[blocks, BLOCK_SIZE](cuda.to_device(x), d_partial)
-    partial = d_partial.copy_to_host()
-    assert not np.isnan(partial).any(), f"n {{n}}: partial has NaN (sums never written?)"
-    padded = np.zeros(blocks * BLOCK_SIZE)
-    padded[:n] = x
-    expected = padded.reshape(blocks, BLOCK_SIZE).sum(axis=1)
-    err = np.linalg.norm(partial - expected) / np.linalg.norm(expected)
-    assert err <= 1e-5, f"n {{n}}: relative error {{err:.2e}}, allowed 1e-5"
-    print(f"n {{n}}: correct (relative error {{err:.1e}})")
-
-
-for n in {cases}:
-    check_block_sum(n)
 """
 
 # ----------------------------------------------------------------------------------------------
@@ -517,31 +427,6 @@ Write the coalesced transpose through a padded shared-memory tile:
 * The shape of a shared array must be made of constants: `cuda.shared.array((TILE_DIM,
   TILE_DIM + 1), float32)` runs on the simulator, but a GPU rejects it. Name the padded width at
   module level (`PADDED = TILE_DIM + 1`), as the next cell does.
-"""
-
-TRANSPOSE_PUBLIC = """
-{marker}: public tests (read-only). Small sizes, compared with NumPy.
-import numpy as np
-from numba import cuda
-
-
-def check_transpose(rows, cols, seed=0):
-    \"\"\"Launch transpose as the autograder does at one size; compare with NumPy.\"\"\"
-    rng = np.random.default_rng(seed)
-    A = rng.uniform(-1, 1, (rows, cols)).astype(np.float32)
-    d_B = cuda.to_device(np.full((cols, rows), np.nan, dtype=np.float32))
-    grid = ((cols + TILE_DIM - 1) // TILE_DIM, (rows + TILE_DIM - 1) // TILE_DIM)
-    transpose[grid, (TILE_DIM, BLOCK_ROWS)](cuda.to_device(A), d_B)
-    B = d_B.copy_to_host()
-    wrong = np.argwhere(B != A.T)  # NaN: never written
-    assert wrong.size == 0, (f"{{rows}}x{{cols}}: {{len(wrong)}} of {{B.size}} elements wrong; "
-                             f"first B[{{wrong[0][0]}}, {{wrong[0][1]}}] = {{B[tuple(wrong[0])]}}, "
-                             f"expected {{A.T[tuple(wrong[0])]}}")
-    print(f"{{rows}}x{{cols}}: correct (exact)")
-
-
-for rows, cols in {cases}:
-    check_transpose(rows, cols)
 """
 
 # ----------------------------------------------------------------------------------------------
@@ -603,82 +488,6 @@ Write the lock-based grid barrier as a device function:
   barrier that lets a block through early gives wrong results; one that never opens is a
   deadlock, reported as a timeout.
 """
-
-BARRIER_PUBLIC = """
-{marker}: public tests (read-only). Needs a GPU; compared with NumPy.
-import numpy as np
-from numba import config, cuda, typeof
-
-
-@cuda.jit
-def multi_phase(counter, x, out, tmp, shift, phases):
-    \"\"\"Phase p writes 3 * (what phase p - 1 wrote at e + shift[p]) + p at every e, then waits at
-    your barrier; the phases alternate between tmp and out, the last one writes out.\"\"\"
-    n = x.shape[0]
-    stride = cuda.gridDim.x * cuda.blockDim.x
-    first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    for p in range(phases):
-        last_is_out = (phases - 1 - p) % 2 == 0
-        e = first
-        while e < n:
-            j = (e + shift[p]) % n
-            if p == 0:
-                v = x[j]
-            elif last_is_out:  # phase p - 1 wrote tmp
-                v = tmp[j]
-            else:
-                v = out[j]
-            if last_is_out:
-                out[e] = 3 * v + p
-            else:
-                tmp[e] = 3 * v + p
-            e += stride
-        grid_barrier(counter, (p + 1) * cuda.gridDim.x)
-
-
-def check_grid_barrier(n, threads, phases, grid_fraction, seed=0):
-    \"\"\"Run multi_phase with your barrier as the autograder does, on grid_fraction of the blocks
-    that can be resident at once (at least 2); compare with NumPy.\"\"\"
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 1000, size=n, dtype=np.int32)
-    shift = np.array([((p + 1) * 7919) % n for p in range(phases)], dtype=np.int64)
-    d_out = cuda.to_device(np.zeros(n, dtype=np.int32))
-    args = (cuda.to_device(np.zeros(1, dtype=np.int32)), cuda.to_device(x), d_out,
-            cuda.device_array(n, dtype=np.int32), cuda.to_device(shift), phases)
-    compiled = multi_phase.compile(tuple(typeof(a) for a in args))
-    blocks = max(2, int(compiled.max_cooperative_grid_blocks(threads) * grid_fraction))
-    multi_phase[blocks, threads](*args)
-    out = d_out.copy_to_host()
-    expected = x.astype(np.int64)
-    for p, s in enumerate(shift):
-        expected = (3 * np.roll(expected, -s) + p).astype(np.int32).astype(np.int64)
-    wrong = np.flatnonzero(out != expected)
-    assert wrong.size == 0, (f"n {{n}}, {{phases}} phases, {{blocks}} blocks: {{wrong.size}} of "
-                             f"{{n}} elements wrong; first out[{{wrong[0]}}] = {{out[wrong[0]]}}, "
-                             f"expected {{expected[wrong[0]]}} (a block went on before all had "
-                             "arrived?)")
-    print(f"n {{n}}, {{phases}} phases, {{blocks}} blocks of {{threads}} threads: correct (exact)")
-"""
-
-
-def _gpu_only_loop(check: str) -> str:
-    """The end of a grid-barrier public-test cell: ``check`` for each public case on a GPU, a
-    "skipped" line per case on the simulator (whose blocks run one after another)."""
-    return GPU_ONLY_LOOP.replace("CHECK", check)
-
-
-#: The public cases' loop of the grid barriers (``CHECK``: the check function's name).
-GPU_ONLY_LOOP = """
-
-for n, threads, phases, grid_fraction in {cases}:
-    if config.ENABLE_CUDASIM:
-        print(f"n {{n}}, {{phases}} phases: skipped, needs a GPU (the simulator runs blocks one "
-              "after another, so a grid barrier never opens there)")
-    else:
-        CHECK(n, threads, phases, grid_fraction)
-"""
-
-BARRIER_PUBLIC += _gpu_only_loop("check_grid_barrier")
 
 # ----------------------------------------------------------------------------------------------
 # grid_barrier_lockfree
@@ -746,33 +555,6 @@ Write the lock-free grid barrier as a device function:
   deadlock, reported as a timeout for that case and every later one.
 """
 
-LOCKFREE_PUBLIC = """
-{marker}: public tests (read-only). Needs a GPU; compared with NumPy.
-import numpy as np
-from numba import config, cuda
-
-
-def check_grid_barrier_lockfree(n, threads, phases, grid_fraction, seed=0):
-    \"\"\"Run the autograder's multi-phase kernel with your barrier between its phases, on the grid
-    the autograder picks (grid_fraction of min(resident blocks, threads), at least 2); compare
-    with the autograder's NumPy reference.\"\"\"
-    from autograder.drivers import grid_barrier_lockfree as driver
-
-    params = dict(n=n, threads=threads, phases=phases, grid_fraction=grid_fraction)
-    x = np.random.default_rng(seed).integers(0, 1000, size=n, dtype=np.int32)
-    d_out = cuda.to_device(np.zeros(n, dtype=np.int32))
-    driver.drive(grid_barrier_lockfree, {{"x": cuda.to_device(x), "out": d_out}}, params, {{}})
-    out = d_out.copy_to_host()
-    expected = driver.reference(x, phases)
-    wrong = np.flatnonzero(out != expected)
-    assert wrong.size == 0, (f"n {{n}}, {{phases}} phases: {{wrong.size}} of {{n}} elements wrong; "
-                             f"first out[{{wrong[0]}}] = {{out[wrong[0]]}}, expected "
-                             f"{{expected[wrong[0]]}} (a block went on before all had arrived?)")
-    print(f"n {{n}}, {{phases}} phases, blocks of {{threads}} threads: correct (exact)")
-"""
-
-LOCKFREE_PUBLIC += _gpu_only_loop("check_grid_barrier_lockfree")
-
 # ----------------------------------------------------------------------------------------------
 # occupancy
 
@@ -824,40 +606,17 @@ The hidden tests use other limits and current GPUs; on a GPU some also fill in t
 limits and compare `resident_blocks_per_sm` with the CUDA driver's occupancy calculator.
 """
 
-OCCUPANCY_PUBLIC = """
-{marker}: public tests (read-only). The lecture's Fermi numbers.
-import math
-
-
-def check_occupancy(label, function, args, expected):
-    \"\"\"Call one of your functions as the autograder does; compare with the expected value.\"\"\"
-    got = function(**args)
-    call = f"{{function.__name__}}({{', '.join(f'{{k}}={{v}}' for k, v in args.items())}})"
-    assert isinstance(got, (int, float)) and not isinstance(got, bool), (
-        f"{{label}}: {{call}} returned {{got!r}}, not an int or a float")
-    assert math.isclose(got, expected, rel_tol=1e-9), (
-        f"{{label}}: {{call}} returned {{got}}, expected {{expected}}")
-    print(f"{{label}}: correct ({{call}} = {{got}})")
-
-
-# (what, your function, its arguments, the expected value)
-for label, function, args, expected in {cases}:
-    check_occupancy(label, function, args, expected)
-"""
-
 
 # ----------------------------------------------------------------------------------------------
 # The assignments
 
 
 class Assignment(NamedTuple):
-    """What is an assignment's own: its exercise, task text, public-test code (``{marker}`` and
-    ``{cases}`` filled in by :func:`build`) and, where the exercise has a concept test, what it
-    checks, in a few words. The notebook is ``<exercise>.ipynb``."""
+    """What is an assignment's own: its exercise, task text and, where the exercise has a concept
+    test, what it checks, in a few words. The notebook is ``<exercise>.ipynb``."""
 
     exercise: str
     task: str
-    public: str
     concept: str = ""
 
     @property
@@ -867,21 +626,21 @@ class Assignment(NamedTuple):
 
 #: assignment folder → its notebook's data, in course order
 ASSIGNMENTS = {
-    "01_tiled_matmul": Assignment("tiled_matmul", TILED_TASK, TILED_PUBLIC,
+    "01_tiled_matmul": Assignment("tiled_matmul", TILED_TASK,
                                   "tiles in shared memory with barriers"),
-    "02_matmul_any_size": Assignment("matmul_any_size", ANY_SIZE_TASK, ANY_SIZE_PUBLIC,
+    "02_matmul_any_size": Assignment("matmul_any_size", ANY_SIZE_TASK,
                                      "tiles in shared memory with barriers"),
-    "03_block_scan": Assignment("block_scan", SCAN_TASK, SCAN_PUBLIC,
+    "03_block_scan": Assignment("block_scan", SCAN_TASK,
                                 "the scan in shared memory with barriers"),
-    "04_block_sum": Assignment("block_sum", SUM_TASK, SUM_PUBLIC,
+    "04_block_sum": Assignment("block_sum", SUM_TASK,
                                "a tree reduction, active threads contiguous"),
-    "05_transpose": Assignment("transpose", TRANSPOSE_TASK, TRANSPOSE_PUBLIC,
+    "05_transpose": Assignment("transpose", TRANSPOSE_TASK,
                                "a shared tile without bank conflicts"),
-    "06_grid_barrier": Assignment("grid_barrier", BARRIER_TASK, BARRIER_PUBLIC,
+    "06_grid_barrier": Assignment("grid_barrier", BARRIER_TASK,
                                   "atomics, fences and block barriers"),
-    "07_occupancy": Assignment("occupancy", OCCUPANCY_TASK, OCCUPANCY_PUBLIC),
+    "07_occupancy": Assignment("occupancy", OCCUPANCY_TASK),
     "08_grid_barrier_lockfree": Assignment("grid_barrier_lockfree", LOCKFREE_TASK,
-                                           LOCKFREE_PUBLIC, "block barriers and memory fences"),
+                                           "block barriers and memory fences"),
 }
 
 NUMBER_WORDS = {1: "one", 2: "two", 3: "three"}
@@ -948,25 +707,6 @@ def _grading_md(ex) -> str:
             "your code.")
 
 
-def _cases(ex) -> str:
-    """The public cases as the Python literal the public-test cell loops over: per case, its
-    one parameter, or a tuple of its parameters; for an exercise of functions, ``(label,
-    function, arguments, expected value)`` with the instructor solution's value."""
-    public = _public(ex)
-    if _shape(ex) == FUNCTIONS:
-        rows = []
-        for c in public:
-            args = ", ".join(f"{k}={v!r}" for k, v in c.params["args"].items())
-            value = ex.reference({}, c.params)["value"]
-            rows.append(f"    ({c.label!r}, {c.params['call']},\n" + textwrap.fill(
-                f"dict({args}), {value!r}),", 96, initial_indent=" " * 5,
-                subsequent_indent=" " * 10, break_on_hyphens=False))
-        return "(\n" + "\n".join(rows) + "\n)"
-    if len(public[0].params) == 1:
-        return repr(tuple(next(iter(c.params.values())) for c in public))
-    return repr(tuple(tuple(c.params.values()) for c in public))
-
-
 def _cases_words(ex) -> str:
     """The public cases in words: a kernel's sizes by their parameters, other cases by label."""
     public = _public(ex)
@@ -1023,8 +763,8 @@ def build(folder: str):
         nbb.markdown(f"your-{shape.replace(' ', '-')}", _your_code_md(ex)),
         nbb.solution(f"{name}-solution", _solution_cell_text(ex)),
         nbb.markdown("public-tests-text", _public_md(ex)),
-        nbb.tests(f"{name}-public-tests", assignment.public.format(
-            marker=TEST_CELL_MARKER, cases=_cases(ex)), 0.0),
+        nbb.tests(f"{name}-public-tests", PUBLIC_CELL.format(
+            marker=TEST_CELL_MARKER, what=shape, exercise=name), 0.0),
         nbb.markdown("hidden-tests-text", HIDDEN_TESTS_MD.format(
             what=shape, unit=_unit(ex),
             inputs="" if shape == FUNCTIONS else " and fresh random inputs")),
@@ -1032,9 +772,8 @@ def build(folder: str):
     for kind, points in nbb.part_max_points(ex).items():
         what = HIDDEN_WHAT[kind].format(count=_count(len(ex.cases), _unit(ex)),
                                         concept=assignment.concept)
-        cells.append(nbb.tests(f"{name}-hidden-{kind}", HIDDEN_CELL.format(
-            marker=TEST_CELL_MARKER, what=what, points=points, exercise=name, kind=kind),
-            points))
+        cells.append(nbb.tests(nbb.hidden_grade_id(name, kind), HIDDEN_CELL.format(
+            marker=TEST_CELL_MARKER, what=what, points=points), points))
     return nbb.notebook(cells)
 
 

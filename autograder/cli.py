@@ -1,7 +1,10 @@
 """The ``autograder`` command line (typer).
 
 ``autograder grade SUBMISSION --exercise NAME [--device auto|gpu|sim] [--json]`` grades one
-submission; exit status 0 whenever grading finished, whatever the score.
+submission; exit status 0 whenever grading finished, whatever the score; 2, with one line on
+standard error and no grade, when the grader could not run (bad arguments, a missing submission,
+an unknown exercise, or :class:`autograder.errors.GraderSetupError`: no GPU for ``--device gpu``,
+an instructor solution that loses points here, a sandbox that imports other packages).
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import exercises
+from .errors import GraderSetupError
 from .report import console as console_report
 from .report import json_report
 
@@ -23,8 +28,23 @@ err = Console(stderr=True)
 
 
 def _fail(message: str) -> None:
-    err.print(f"[red]error:[/red] {message}")
+    """Print ``error: MESSAGE`` on standard error (one line: no wrapping, no markup in the
+    message) and exit with status 2: the grader could not run, no grade was given."""
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a submission file, or None."""
+    try:
+        with open(path, "rb"):
+            return None
+    except FileNotFoundError:
+        return f"{path}: no such file"
+    except IsADirectoryError:
+        return f"{path} is a folder, not a .py or .ipynb file"
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
 
 
 @app.command()
@@ -33,6 +53,8 @@ def grade(
     exercise: str = typer.Option(..., "--exercise", "-e", help="Exercise name."),
     device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML "
+                                                             "report to this file."),
     seed: Optional[int] = typer.Option(None, help="Replay a run with the seed it reported."),
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer "
                                              "(racecheck, synccheck, memcheck) if installed."),
@@ -42,10 +64,21 @@ def grade(
 
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
+    unreadable = _unreadable(submission)
+    if unreadable:
+        _fail(unreadable)
     try:
         result = grade_one(submission, exercise, device=device, seed=seed, sanitize=sanitize)
-    except ValueError as exc:
+    except (ValueError, GraderSetupError) as exc:
         _fail(str(exc))
+    if html is not None:
+        from .report import html as html_report
+
+        try:
+            html_report.write_result(result, html)
+        except OSError as exc:
+            _fail(f"cannot write {html}: {exc.strerror or exc}")
+        err.print(f"wrote {html}")
     if as_json:
         sys.stdout.write(json_report.render(result) + "\n")
     else:
@@ -62,7 +95,8 @@ def solutions(
     """Grade every instructor solution and known-bad submission; exit 1 if any verdict is wrong."""
     from rich.table import Table
 
-    from .self_check import check_exercise
+    from .grader import resolve_device
+    from .self_check import check_exercise, progress_line
 
     names = exercise or exercises.names()
     for name in names:
@@ -73,12 +107,19 @@ def solutions(
     for col in ("exercise", "submission", "expected", "got", "verdict", "s"):
         table.add_column(col, overflow="fold")
     bad = 0
-    for name in names:
-        for row in check_exercise(name, device, seed):
-            bad += not row.ok
-            table.add_row(row.exercise, row.submission, row.expected, row.got,
-                          "[green]ok[/green]" if row.ok else "[red]WRONG[/red]",
-                          f"{row.seconds:.1f}")
+    try:
+        resolve_device(device)  # --device gpu without a GPU: exit 2 before any grading
+        for done, name in enumerate(names, 1):
+            rows = check_exercise(name, device, seed)
+            err.print(escape(progress_line(done, len(names), name, rows)), highlight=False,
+                      soft_wrap=True)
+            for row in rows:
+                bad += not row.ok
+                table.add_row(row.exercise, row.submission, row.expected, row.got,
+                              "[green]ok[/green]" if row.ok else "[red]WRONG[/red]",
+                              f"{row.seconds:.1f}")
+    except (ValueError, GraderSetupError) as exc:
+        _fail(str(exc))
     out.print(table)
     out.print(f"{bad} wrong verdict(s)")
     raise typer.Exit(1 if bad else 0)
@@ -94,11 +135,17 @@ def batch(
     device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
     workers: Optional[int] = typer.Option(None, help="Local Dask workers (default: one per "
                                                      "GPU, or one per core on the simulator)."),
-    scheduler: Optional[str] = typer.Option(None, help="Address of a running Dask scheduler."),
+    scheduler: Optional[str] = typer.Option(
+        None, help="A running Dask scheduler: its address (tcp://host:8786) or scheduler file. "
+                   "Its workers get each submission's source, not its path (no shared "
+                   "filesystem needed); give --device gpu or sim. See docs/batch.md."),
     seed: Optional[int] = typer.Option(None, help="The batch's secret seed (first run only)."),
     workers_per_gpu: int = typer.Option(1, help="Workers sharing each GPU (timing runs still "
                                                 "have the GPU alone)."),
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write one HTML report per "
+                                                             "submission and an index.html "
+                                                             "into this folder."),
 ) -> None:
     """Grade a whole class; each result is committed as it arrives, and a rerun resumes."""
     from .batch import run_batch
@@ -109,9 +156,17 @@ def batch(
         store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
                                     progress=sys.stderr.isatty(),
                                     workers_per_gpu=workers_per_gpu, sanitize=sanitize)
-    except ValueError as exc:
+    except (ValueError, GraderSetupError) as exc:  # setup errors: nothing of theirs stored
         _fail(str(exc))
     rows = store.rows()
+    if html is not None:
+        from .report import html as html_report
+
+        try:
+            written = html_report.write_batch(rows, html)
+        except OSError as exc:
+            _fail(f"cannot write the HTML reports under {html}: {exc.strerror or exc}")
+        err.print(f"wrote {len(written)} HTML files under {html} (index.html)")
     out = Console(width=None if sys.stdout.isatty() else 160)
     out.print(console_report.class_table([
         dict(r, summary=console_report.summary(r["result"])) for r in rows],
@@ -119,6 +174,24 @@ def batch(
     for f in failures:
         err.print(f"[red]grader error[/red] {f} (not stored; a rerun retries it)")
     raise typer.Exit(1 if failures else 0)
+
+
+@app.command()
+def report(
+    db: Path = typer.Option(..., help="SQLite file written by `autograder batch`."),
+    html: Path = typer.Option(..., "--html", help="Folder for the class view (class.html)."),
+) -> None:
+    """The instructor's class view: score distributions, common failures, timing ratios."""
+    from .report import class_view
+    from .store import ResultStore
+
+    if not db.is_file():
+        _fail(f"{db} does not exist")
+    try:
+        path = class_view.write_class_view(ResultStore(db).rows(), html)
+    except OSError as exc:
+        _fail(f"cannot write {html}: {exc.strerror or exc}")
+    typer.echo(f"wrote {path}")
 
 
 @app.command()
@@ -135,17 +208,21 @@ def export(
     if not db.is_file():
         _fail(f"{db} does not exist")
     rows = ResultStore(db).rows()
+    if fmt not in ("csv", "gradescope", "json"):
+        _fail(f"--format must be csv, gradescope or json, not {fmt!r}")
     if fmt == "gradescope":
         written = exporter.write_gradescope(rows, out or Path("gradescope"))
         typer.echo(f"wrote {len(written)} results.json files under {out or 'gradescope'}")
-        return
-    if fmt not in ("csv", "json"):
-        _fail(f"--format must be csv, gradescope or json, not {fmt!r}")
-    text = exporter.to_csv(rows) if fmt == "csv" else exporter.to_json(rows)
-    if out:
-        out.write_text(text)
     else:
-        sys.stdout.write(text)
+        text = exporter.to_csv(rows) if fmt == "csv" else exporter.to_json(rows)
+        if out:
+            out.write_text(text)
+        else:
+            sys.stdout.write(text)
+    provisional = sum(bool(exporter.note(r["result"])) for r in rows)
+    if provisional:  # on standard error: the CSV / JSON on standard output stays clean
+        err.print(f"{provisional} of {len(rows)} scores are provisional: some points need a "
+                  "GPU (each row says how many)")
 
 
 @app.command("exercises")
@@ -164,12 +241,19 @@ app.add_typer(course_app, name="course")
 @course_app.command("build")
 def course_build(
     directory: Path = typer.Argument(..., help="Course folder to write (nbgrader's root)."),
-    device: str = typer.Option("auto", help="Where hidden tests grade: auto, gpu or sim."),
+    device: str = typer.Option("auto", help="Where students' kernels are graded: auto, gpu "
+                                            "or sim."),
     submitted: Optional[Path] = typer.Option(None, help="Copy in a submitted/<student>/"
                                                         "<assignment>/ folder (e.g. "
                                                         "examples/submitted)."),
-    cell_timeout: int = typer.Option(120, help="Seconds before nbgrader interrupts a cell."),
-    grading_timeout: int = typer.Option(420, help="Seconds for a hidden-test cell."),
+    allow_provisional: bool = typer.Option(
+        False, help="Store simulator grades (marked 'provisional: N points need a GPU'); "
+                    "without it, nbgrader autograde refuses them."),
+    run_notebooks: bool = typer.Option(
+        False, help="Have nbgrader run each notebook in a kernel before grading (the feedback "
+                    "then shows its outputs); by default notebooks are never run."),
+    cell_timeout: int = typer.Option(120, help="With --run-notebooks: seconds before nbgrader "
+                                               "interrupts a cell."),
     force: bool = typer.Option(False, help="Overwrite an existing course's source/ and config."),
 ) -> None:
     """Write an nbgrader course (config, source/ from assignments/); see its README.md."""
@@ -177,14 +261,38 @@ def course_build(
 
     try:
         root = build_course(directory, device=device, submitted=submitted,
-                            cell_timeout=cell_timeout, grading_timeout=grading_timeout,
-                            force=force)
+                            cell_timeout=cell_timeout, run_notebooks=run_notebooks,
+                            allow_provisional=allow_provisional, force=force)
     except CourseError as exc:
         _fail(str(exc))
     typer.echo(f"wrote the nbgrader course {root}; next, in that folder:\n"
                "  nbgrader generate_assignment 01_tiled_matmul   # source/ -> release/\n"
                "  nbgrader autograde 01_tiled_matmul             # submitted/ -> gradebook.db\n"
                f"(see {root / 'README.md'})")
+
+
+# --- Gradescope (issue 10) ---------------------------------------------------------------------
+gradescope_app = typer.Typer(no_args_is_help=True, help="Gradescope autograder bundles.")
+app.add_typer(gradescope_app, name="gradescope")
+
+
+@gradescope_app.command("build")
+def gradescope_build(
+    exercise: str = typer.Argument(..., help="Exercise name (see `autograder exercises`)."),
+    out: Path = typer.Option(Path("autograder.zip"), help="The zip to write."),
+) -> None:
+    """Write the autograder zip Gradescope asks for (setup.sh, run_autograder, this kernelgrade
+    as a wheel with its instructor solutions); see the README.md inside it."""
+    from .gradescope.bundle import build_bundle
+
+    if exercise not in exercises.names():
+        _fail(str(exercises.UnknownExercise(exercise)))
+    try:
+        path = build_bundle(exercise, out)
+    except (LookupError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {path}: upload it as the {exercise} assignment's autograder on "
+               "Gradescope (Configure Autograder)")
 
 
 if __name__ == "__main__":

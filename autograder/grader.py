@@ -14,19 +14,21 @@ import secrets
 import shutil
 import subprocess
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from . import diagnostics, exercises, gpulock, ptx, shapes
-from .compare import check_margins, compare_output
+from . import preflight as preflight_mod
+from .compare import check_margins, compare_output, wrong_mask
+from .errors import GraderSetupError
 from .exercises.base import Exercise
 from .results import ExerciseResult, Kind, Status, TestResult
 from .sandbox import ChildRun, Limits, run_child, scratch_dir
 from .submission import Source, SubmissionError, load_source
-from .timing import self_check_problem, verdict
+from .timing import self_check_problem, timing_details, verdict
 
 SIM_SKIP = ("the simulator runs one Python thread per CUDA thread, so this size runs on a GPU "
             "only")
@@ -47,23 +49,36 @@ def gpu_count() -> int | None:
     return sum(1 for ln in out.stdout.splitlines() if ln.startswith("GPU "))
 
 
+def no_gpu_reason() -> str | None:
+    """Why no NVIDIA GPU is visible here (one short phrase), or None when one is (checked
+    without creating a CUDA context here)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", None)
+    if visible in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU"
+    if not glob.glob("/dev/nvidia[0-9]*"):
+        return "this machine has no NVIDIA device node /dev/nvidia0"
+    if gpu_count() == 0:
+        return "nvidia-smi lists none"
+    return None
+
+
 def gpu_available() -> bool:
     """True when an NVIDIA GPU is visible (checked without creating a CUDA context here)."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
-        return False
-    if not glob.glob("/dev/nvidia[0-9]*"):
-        return False
-    count = gpu_count()
-    return count is None or count > 0
+    return no_gpu_reason() is None
 
 
 def resolve_device(device: str) -> str:
     """``"auto"`` → ``"gpu"`` when a GPU is visible, else ``"sim"``; other values pass through.
-    Raises ``ValueError`` for anything but auto, gpu and sim."""
+    Raises ``ValueError`` for anything but auto, gpu and sim, and
+    :class:`autograder.errors.GraderSetupError` for ``gpu`` where no GPU is visible."""
     if device not in ("auto", "gpu", "sim"):
         raise ValueError(f"--device must be auto, gpu or sim, not {device!r}")
     if device == "auto":
         return "gpu" if gpu_available() else "sim"
+    if device == "gpu":
+        reason = no_gpu_reason()
+        if reason:
+            raise GraderSetupError(f"--device gpu, but no GPU is visible here ({reason})")
     return device
 
 
@@ -83,8 +98,22 @@ def solution_path(exercise: Exercise) -> Path:
 
 
 def default_limits(backend: str) -> Limits:
+    """The children's deadlines for ``backend`` (``sim`` or ``gpu``); see
+    :class:`autograder.sandbox.Limits`.
+
+    Simulator and compile children count seconds of CPU time, so a busy grader never fails a
+    correct kernel. A case's CPU budget is 10 s plus 15 ms per input element, at most 60 s:
+    measured in the harness, the costliest simulator case of a correct solution at a legal but
+    small tile (``matmul_any_size`` 37×41×43, 3,280 input elements, ``TILE_WIDTH`` 4) used
+    17–27 s of CPU time (budget 59 s); a 16×16 case used under 1 s (budget 17.7 s, so a kernel
+    that spins there is stopped after 17.7 s of CPU time). A child that uses no CPU for 60 s
+    (blocked) or runs 10 times its budget in wall time is stopped too. GPU children count
+    wall time: a spinning kernel (a grid barrier that never opens) burns the GPU, not the
+    host's CPU, and is stopped after ``case_timeout`` seconds.
+    """
     if backend == "sim":
-        return Limits(import_timeout=30.0, case_timeout=30.0, total_timeout=240.0)
+        return Limits(import_timeout=30.0, case_timeout=60.0, total_timeout=240.0,
+                      case_cpu_per_element=0.015)
     return Limits(import_timeout=30.0, case_timeout=15.0, total_timeout=90.0)
 
 
@@ -165,19 +194,55 @@ def _all_tests(exercise: Exercise, status: Status, message: str) -> list[TestRes
     return tests + diagnostics.all_tests(exercise, status, message)
 
 
+def _once(tests: list[TestResult], rest: str) -> list[TestResult]:
+    """``tests`` that all carry one message: the first public one (else the first) keeps it,
+    the others say ``rest``, so a report shows the problem once."""
+    keep = next((t for t in tests if t.visibility == "public"), tests[0] if tests else None)
+    for t in tests:
+        if t is not keep:
+            t.message = rest
+    return tests
+
+
 def grade(submission: str | Path, exercise_name: str, device: str = "auto",
           seed: int | None = None, limits: Limits | None = None,
-          sanitize: bool = True) -> ExerciseResult:
+          sanitize: bool = True, visibility: str | None = None,
+          preflight: bool = True) -> ExerciseResult:
     """Grade ``submission`` (a ``.py`` or ``.ipynb`` path) for exercise ``exercise_name``.
 
     ``device``: ``auto``, ``gpu`` or ``sim``. ``seed``: the secret seed for the inputs (random
     when None; reported in the result so a run can be replayed). Never raises for a bad
     submission: every problem becomes a test result with a message and a score. ``sanitize``:
     on a GPU, also run compute-sanitizer (when installed) for the diagnostics (a few seconds).
-    Raises :class:`autograder.exercises.UnknownExercise` and ``ValueError`` for bad arguments.
+    ``visibility``: ``"public"`` grades only the public cases (and the concept test and
+    diagnostics), with no timing test, so it needs no instructor solution (a notebook's public
+    tests: :mod:`autograder.nbgrader.public`); None grades everything.
+    ``preflight``: first check that the instructor solution gets full marks in the same sandbox
+    on the same device (:mod:`autograder.preflight`; once per process, exercise and device).
+    False only for the preflight's own run and ``autograder solutions`` (which grades the
+    solutions itself); a public run (``visibility``) has no solution to check and skips it.
+    Raises :class:`autograder.exercises.UnknownExercise` and ``ValueError`` for bad arguments,
+    and :class:`autograder.errors.GraderSetupError` when the grader cannot grade here (``gpu``
+    without a GPU, a child whose packages differ from the grader's, an instructor solution that
+    loses points): no result is returned for the student then.
     """
     exercise = exercises.get(exercise_name)
+    if visibility is not None:  # only those cases; timing needs the instructor's solution
+        exercise = replace(exercise, timing=None,
+                           cases=[c for c in exercise.cases if c.visibility == visibility])
     backend = resolve_device(device)
+    check = None
+    if preflight and visibility is None:
+        check = preflight_mod.start(exercise.name, backend, sanitize)
+        if backend == "sim" or check.done():  # the simulator: first (both would share the CPU)
+            check.result()
+    result = _grade_submission(submission, exercise, backend, seed, limits, sanitize)
+    if check is not None:
+        check.result()  # on a GPU it ran beside the student's: a failure discards their result
+    return result
+
+
+def _grade_submission(submission, exercise, backend, seed, limits, sanitize) -> ExerciseResult:
     seed = secrets.randbits(63) if seed is None else int(seed)
     result = ExerciseResult(exercise.name, str(submission), backend, seed=seed)
     try:
@@ -188,8 +253,11 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
         return result
     except SyntaxError as exc:
         lineno = exc.lineno or 0
-        msg = f"{source.where(lineno)}: the code does not parse: {exc.msg}"
-        result.tests = _all_tests(exercise, Status.ERROR, msg)
+        code = source.line_text(lineno).strip()[:80] if lineno else ""
+        msg = (f"{source.where(lineno)}: the code does not parse: {exc.msg}"
+               + (f" (`{code}`)" if code else ""))
+        result.tests = _once(_all_tests(exercise, Status.ERROR, msg),
+                             "not run: the code does not parse (see above)")
         return result
     cases = _make_cases(exercise, seed)
     return _grade_source(exercise, source, backend, cases, limits or default_limits(backend),
@@ -209,12 +277,15 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
         work = Path(tmp)
         source_file = work / "submission.py"
         source_file.write_text(source.text, encoding="utf-8")
+        timed = _TimingChild(_request(exercise, "gpu", ["time"], source_file, [], timing)
+                             | {"await_go": True}, limits, work) if timing else None
         jobs = {}
         if backend == "gpu":
-            # Other workers' correctness runs may share this GPU; timing runs have it alone.
+            # Other workers' correctness runs may share this GPU; timing runs have it alone. A
+            # case that errors stops the timing child at once (``_TimingChild.watch``).
             jobs["run"] = lambda: _on_gpu(False, lambda: run_child(_request(
                 exercise, "gpu", ["compile", "run"], source_file, runnable, None),
-                "gpu", limits, work))
+                "gpu", limits, work, on_record=timed.watch if timed else None))
             if diagnose:  # the instrumented launch runs on the simulator, beside the GPU child
                 jobs["instrument"] = lambda: run_child(_request(
                     exercise, "sim", ["instrument"], source_file, [], None, diagnose),
@@ -230,13 +301,15 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
                 jobs["compile"] = lambda: run_child(_request(
                     exercise, "compile", ["compile"], source_file, [], None), "compile",
                     limits, work)
-        timed = _TimingChild(_request(exercise, "gpu", ["time"], source_file, [], timing)
-                             | {"await_go": True}, limits, work) if timing else None
         children = _in_parallel(jobs)
         run = children["run"]
         compiled_run = run if backend == "gpu" else children.get("compile")
         instrumented = children.get("instrument", run)
-        timing_run = timed.finish(go=_ran_every_case(run, runnable)) if timed else None
+        timing_run = timed.finish(go=_passed_every_case(exercise, source, run, runnable)
+                                  ) if timed else None
+        # Packages other than the grader's, or a child dead before its first record: the
+        # grader's fault, never the student's (GraderSetupError).
+        preflight_mod.raise_for_setup(*children.values(), timing_run)
         if backend == "gpu" and diagnose and sanitize and run.first("imported"):
             sanitized = _on_gpu(False, lambda: diagnostics.run_sanitizers(_request(
                 exercise, "gpu", ["run"], source_file, [], None, lineinfo=True)
@@ -249,20 +322,23 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
     result.tests = _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
                             diagnostics.concept_problems(exercise, source, report, sanitized))
     early = _early_failure(source, run, "import timeout")
-    if early is not None:
-        result.tests += diagnostics.all_tests(exercise, *early)
-    else:
+    if early is None:  # an early failure's diagnostics are already among _collect's tests
         result.tests += diagnostics.tests(exercise, source, report, sanitized,
                                           _instrument_failure(source, instrumented))
+        from . import hints  # performance hints: a no-points diagnostic, the timing's cause
+        facts = compiled_run.first("compiled") if compiled_run is not None else None
+        hints.apply(result, exercise, source, facts and facts.get("ptx"), report,
+                    run.first("imported")["constants"], device=device_rec,
+                    kernel=run.first("kernel"))
     if backend == "sim" and compiled_run is not None:
         _void_unless_compiled(result.tests, source, run, compiled_run)
-    for child in (run, compiled_run):
+    for child in (run, compiled_run):  # how the child ran: the instructor's business
         for note in (child.notes if child is not None else []):
-            if note not in result.notes:
-                result.notes.append(note)
+            if note not in result.instructor_notes:
+                result.instructor_notes.append(note)
     skipped = _skipped_note(source, run)
     if skipped:
-        result.notes.append(skipped)
+        result.instructor_notes.append(skipped)
     if run.output.strip():
         result.notes.append("your code printed:\n" + run.output.strip()[-1500:])
     _scrub_paths(result, work)
@@ -271,12 +347,15 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
 
 class _TimingChild:
     """The timing child, started beside the correctness child: it compiles and warms up while
-    the GPU is shared, then waits (``ready``) for :meth:`finish` to give it the GPU alone."""
+    the GPU is shared, then waits (``ready``) for :meth:`finish` to give it the GPU alone.
+    :meth:`watch`, the correctness child's ``on_record`` hook, stops it as soon as a case errors
+    (timing counts only for a kernel that passes every correctness test)."""
 
     def __init__(self, request: dict, limits: Limits, work: Path):
         self._go = threading.Event()
         self._cancel = threading.Event()
         self._decision = False
+        self.stopped = False  # by :meth:`stop`: no go whatever :meth:`finish` is told
         self._lock = contextlib.ExitStack()
         self._result: dict[str, ChildRun] = {}
         self._thread = threading.Thread(target=lambda: self._result.update(run=run_child(
@@ -294,8 +373,24 @@ class _TimingChild:
         send(b"g")
         return False
 
+    def stop(self) -> None:
+        """Stop it now, whether it is warming up or waiting for its go (thread-safe)."""
+        self.stopped = True
+        self._decision = False
+        self._cancel.set()
+        self._go.set()
+
+    def watch(self, header: dict, send) -> bool:
+        """The correctness child's ``on_record`` hook: :meth:`stop` on a record that rules out
+        timing (:func:`_spoils_timing`). Never stops the correctness child (returns False)."""
+        if not self.stopped and _spoils_timing(header):
+            self.stop()
+        return False
+
     def finish(self, go: bool) -> ChildRun | None:
-        """Let it measure (``go``: the kernel returned every case's outputs) or stop it."""
+        """Let it measure (``go``: every case passed, see :func:`_passed_every_case`) or stop
+        it; None when it did not measure."""
+        go = go and not self.stopped
         self._decision = go
         if not go:
             self._cancel.set()
@@ -311,6 +406,33 @@ def _on_gpu(exclusive: bool, job):
         return job()
 
 
+def _spoils_timing(header: dict) -> bool:
+    """True for a correctness child's record after which the kernel cannot pass every case: an
+    error of the environment check, the import, the contract or a case (``phase`` ``run``).
+    A ``compile`` error (the PTX for the concept test) does not decide the cases."""
+    return (isinstance(header, dict) and header.get("type") == "error"
+            and header.get("phase") in ("environment", "import", "contract", "run"))
+
+
+def _passed_every_case(exercise: Exercise, source: Source, run: ChildRun, cases) -> bool:
+    """True when the GPU correctness child returned every case's outputs and each is correct
+    (:func:`_judge_case`): only then is the timing child let measure. Any doubt (an error
+    record, a malformed record) is False."""
+    if not _ran_every_case(run, cases):
+        return False
+    if any(_spoils_timing(h) for h, _ in run.of_type("error")):
+        return False
+    outputs: dict = {}
+    for h, arrays in run.of_type("case"):  # the first record per case counts, as in _collect
+        outputs.setdefault(h.get("id"), arrays)
+    try:
+        consts = run.first("imported")["constants"]
+        return all(_judge_case(exercise, source, "gpu", c, outputs, {}, run, consts)[0]
+                   is Status.PASSED for c in cases)
+    except Exception:  # a malformed record: _collect says what it was
+        return False
+
+
 def _ran_every_case(run: ChildRun, cases) -> bool:
     """True when the child returned outputs for every case (timing a broken kernel is moot)."""
     done = {h.get("id") for h, _ in run.of_type("case")}
@@ -318,14 +440,24 @@ def _ran_every_case(run: ChildRun, cases) -> bool:
 
 
 def _in_parallel(jobs: dict) -> dict[str, ChildRun]:
-    """Run each job (a function returning a ChildRun) in its own thread; their results by key."""
+    """Run each job (a function returning a ChildRun) in its own thread; their results by key.
+    An exception of a job (``SandboxUnavailable``, say) is raised here, once all have ended."""
     results: dict[str, ChildRun] = {}
-    threads = [threading.Thread(target=lambda k=k, f=f: results.update({k: f()}))
-               for k, f in jobs.items()]
+    errors: list[BaseException] = []
+
+    def run(key, job) -> None:
+        try:
+            results[key] = job()
+        except BaseException as exc:  # re-raised in the caller's thread, below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k, f)) for k, f in jobs.items()]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if errors:
+        raise errors[0]
     return results
 
 
@@ -399,6 +531,7 @@ def _scrub_paths(result: ExerciseResult, work: Path) -> None:
         if prefix in t.message:
             t.message = t.message.replace(prefix, "")
     result.notes = [n.replace(prefix, "") for n in result.notes]
+    result.instructor_notes = [n.replace(prefix, "") for n in result.instructor_notes]
 
 
 def _phase_split(run: ChildRun, compiled_run: ChildRun | None,
@@ -426,7 +559,8 @@ def _phase_split(run: ChildRun, compiled_run: ChildRun | None,
 
 
 def _early_failure(source: Source, run: ChildRun, limits_hint: str) -> tuple[Status, str] | None:
-    """If the child never got past import and contract checks, the status and message for all."""
+    """If the child never got past import and contract checks, the status and message for all.
+    (``limits_hint`` is unused: a timed-out run says itself which limit ran out.)"""
     if run.first("imported"):
         return None
     for header, _ in run.records:
@@ -436,7 +570,7 @@ def _early_failure(source: Source, run: ChildRun, limits_hint: str) -> tuple[Sta
             return Status.ERROR, f"{_where(source, header)}{what}: {header['message']}"
     if run.ended == "timeout":
         return Status.TIMEOUT, ("your code's top-level statements did not finish in time "
-                                f"({limits_hint}); is there an endless loop outside the kernel?")
+                                + run.timeout_text("is there an endless loop outside the kernel?"))
     return Status.ERROR, (f"the grading process ended while importing your code (exit code "
                           f"{run.exit_code}); does it call exit() or kill processes?"
                           + _output_hint(run))
@@ -451,7 +585,7 @@ def _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
              findings) -> list[TestResult]:
     early = _early_failure(source, run, "import timeout")
     if early is not None:
-        return _all_tests(exercise, *early)
+        return _once(_all_tests(exercise, *early), "not run (see above)")
     outputs, errors = {}, {}
     for h, arrays in run.of_type("case"):  # the first record per case counts
         outputs.setdefault(h.get("id"),
@@ -465,15 +599,15 @@ def _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
     for c in cases:
         spec = c.spec
         try:
-            status, points, msg = _judge_case(exercise, source, backend, c, outputs, errors, run,
-                                              consts)
+            status, points, msg, *details = _judge_case(exercise, source, backend, c, outputs,
+                                                        errors, run, consts)
         except Exception as exc:  # a malformed record from the child: never the grader's crash
-            status, points, msg = Status.ERROR, 0.0, (
-                f"the grading process sent a malformed result ({type(exc).__name__})")
+            status, points, msg, details = Status.ERROR, 0.0, (
+                f"the grading process sent a malformed result ({type(exc).__name__})"), []
         if status is not Status.PASSED and status is not Status.SKIPPED:
             correct_everywhere = False
         tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,
-                                spec.points, msg))
+                                spec.points, msg, details[0] if details else None))
     if exercise.concept:
         tests.append(_judge_concept(exercise, source, compiled_run, findings))
     if exercise.timing:
@@ -491,8 +625,11 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
         return Status.ERROR, 0.0, f"{_where(source, h)}your {what} raised {h['message']}"
     if c.id not in outputs:
         if run.ended == "timeout" and run.last_started == c.id:
-            return Status.TIMEOUT, 0.0, ("the kernel did not finish in time (an endless loop, or "
-                                        "a barrier some threads never reach?)")
+            # CPU clock: the simulator, where a barrier some threads never reach does not hang
+            loop = ("an endless loop?" if run.timeout_reason == "cpu"
+                    else "an endless loop, or a barrier some threads never reach?")
+            who = "your function" if exercise.contract.functions else "the kernel"
+            return Status.TIMEOUT, 0.0, f"{who} did not finish in time {run.timeout_text(loop)}"
         if run.ended == "timeout":
             return Status.TIMEOUT, 0.0, "not run: an earlier test ran out of time"
         return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "
@@ -507,7 +644,7 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
         expected = exercise.reference(c.inputs, spec.params)["value"]
         return _judge_value(spec.params, got["value"], expected, spec.points)
     expected = exercise.reference(c.inputs, {**spec.params, **consts})
-    problems = []
+    problems, masks = [], []
     for name, (shape, _) in c.outputs.items():
         shape = shapes.evaluate(shape, spec.params, consts)
         buf = outputs[c.id][name]
@@ -516,10 +653,12 @@ def _judge_case(exercise, source, backend, c, outputs, errors, run, consts):
         ok, msg = compare_output(name, got, expected[name], exercise.tolerance)
         if not ok:
             problems.append(msg)
+            masks.append(wrong_mask(name, got, expected[name], exercise.tolerance))
         if margin_msg:
             problems.append(margin_msg)
     if problems:
-        return Status.FAILED, 0.0, "; ".join(problems)
+        masks = [m for m in masks if m]
+        return Status.FAILED, 0.0, "; ".join(problems), ({"wrong_masks": masks} if masks else None)
     return Status.PASSED, spec.points, "correct"
 
 
@@ -581,8 +720,8 @@ def _judge_timing(exercise, source, backend, run, correct_everywhere) -> TestRes
     t = exercise.timing
     name = "timing: against the instructor's kernel"
 
-    def result(status, points, msg):
-        return TestResult(name, Kind.TIMING, "hidden", status, points, t.points, msg)
+    def result(status, points, msg, details=None):
+        return TestResult(name, Kind.TIMING, "hidden", status, points, t.points, msg, details)
 
     if backend == "sim":
         return result(Status.SKIPPED, 0.0, TIMING_SKIP)
@@ -602,8 +741,9 @@ def _judge_timing(exercise, source, backend, run, correct_everywhere) -> TestRes
     unstable = self_check_problem(rec["self_a_ms"], rec["self_b_ms"])
     if unstable:
         return result(Status.ERROR, 0.0, unstable)
-    points, _, msg = verdict(rec["student_ms"], rec["instructor_ms"], t.full_ratio,
-                             t.zero_ratio, t.points)
+    points, stats, msg = verdict(rec["student_ms"], rec["instructor_ms"], t.full_ratio,
+                                 t.zero_ratio, t.points)
     size = ", ".join(f"{k} {v}" for k, v in t.params.items())
     status = Status.PASSED if points >= t.points else Status.FAILED
-    return result(status, points, f"at {size}: {msg}")
+    return result(status, points, f"at {size}: {msg}", timing_details(
+        rec["student_ms"], rec["instructor_ms"], stats, t.full_ratio, t.zero_ratio, t.params))

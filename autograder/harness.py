@@ -10,6 +10,11 @@ the student's can patch Numba, NumPy or this module, start threads, or write on 
 Run as ``python -m autograder.harness CHANNEL_FD``; the request (a pickle from the grader) comes
 on standard input and is read in full before any student code runs. Must not import numba before
 the backend is chosen (``NUMBA_ENABLE_CUDASIM`` is read at import).
+
+Before numba and any student code, it checks that it imports the grader's own numpy, numba,
+numba-cuda and llvmlite (versions and folders, :func:`package_problem`); if not, its only record
+is an ``error`` of phase ``environment`` (the grader's setup, not the student's kernel). Its first
+record otherwise is ``hello``, with its ``packages``.
 """
 
 from __future__ import annotations
@@ -24,10 +29,19 @@ import types
 
 from . import buffers, shapes
 from .channel import write_record
+from .preflight import PACKAGES_ENV, package_facts, package_mismatch
 
 _channel_fd = -1
 PTX_LIMIT = 4 << 20
 SIM_THREAD_STACK = 1 << 20
+# The simulator runs each CUDA thread of a block as a Python thread, and its block manager polls
+# them without ever blocking: each time it gets the GIL it keeps it for a whole switch interval
+# while the kernel's threads wait. At Python's 5 ms a block of a few threads spends most of its
+# CPU time there. Measured per exercise in the harness (benchmarks/results/
+# 2026-11-22_sim_speed.md), 0.2 ms was within noise of the best setting at every block size from
+# 4 to 1024 threads (2-3.6 times less CPU than 5 ms at 16-64 threads); 0.1 ms and less cost up to
+# 1.7 times more at 256-1024 threads. Set in the simulator child only, before the launches.
+SIM_SWITCH_INTERVAL = 2e-4
 
 
 def send(header: dict, arrays=None) -> None:
@@ -88,6 +102,36 @@ class ContractError(Exception):
     """The submission does not define what the contract asks for."""
 
 
+def _not_defined(module, name: str, path: str, constant: bool = False) -> ContractError:
+    """The error for a missing ``name``, with a "did you mean" naming what the submission does
+    define: the closest of its own int constants (``constant``) or of its kernels and functions
+    (difflib, case ignored), else the kernels and functions it defines."""
+    import difflib
+
+    own = {}
+    for k, v in vars(module).items():
+        if k.startswith("_"):
+            continue
+        if constant:
+            if type(v) is int:
+                own[k] = "constant"
+            continue
+        code = getattr(getattr(v, "py_func", v), "__code__", None)
+        if getattr(code, "co_filename", None) == path:
+            own[k] = "kernel" if hasattr(v, "py_func") else "function"
+    message = f"the submission does not define {name}"
+    if not own:
+        return ContractError(message)
+    lower = {k.lower(): k for k in own}
+    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.5)
+    if close:
+        found = lower[close[0]]
+        return ContractError(f"{message}; did you mean {found}? (your code defines the "
+                             f"{own[found]} {found}: rename it {name})")
+    shown = ", ".join(f"{own[k]} {k}" for k in list(own)[:6])
+    return ContractError(f"{message}; your code defines {shown}")
+
+
 def resolve(module, contract: dict, path: str, backend: str):
     """Check the constants and the kernel the contract names; returns (kernel, constants)."""
     consts = {}
@@ -95,7 +139,7 @@ def resolve(module, contract: dict, path: str, backend: str):
         name = c["name"]
         value = _defined(module, name)
         if value is _MISSING:
-            raise ContractError(f"the submission does not define {name}")
+            raise _not_defined(module, name, path, constant=True)
         if type(value) is not int:
             raise ContractError(f"{name} must be an int, got {type(value).__name__} {value!r}")
         if not c["low"] <= value <= c["high"]:
@@ -114,7 +158,7 @@ def resolve(module, contract: dict, path: str, backend: str):
         return None, consts
     kernel = _defined(module, name)
     if kernel is _MISSING:
-        raise ContractError(f"the submission does not define {name}")
+        raise _not_defined(module, name, path)
     _check_kernel(kernel, name, contract, path, backend)
     return kernel, consts
 
@@ -210,6 +254,53 @@ def run_instrumented(cuda, kernel, contract, consts, case) -> dict:
     block = launch_shape(contract["block"], case["params"], consts)
     return instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],
                                max_blocks=case.get("max_blocks"))
+
+
+#: The ``device`` record's per-SM facts and the driver attributes they come from.
+DEVICE_ATTRIBUTES = {
+    "multiprocessors": "MULTIPROCESSOR_COUNT",
+    "max_threads_per_sm": "MAX_THREADS_PER_MULTIPROCESSOR",
+    "max_blocks_per_sm": "MAX_BLOCKS_PER_MULTIPROCESSOR",
+    "shared_per_sm": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+    "registers_per_sm": "MAX_REGISTERS_PER_MULTIPROCESSOR",
+    "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
+    "shared_per_block": "MAX_SHARED_MEMORY_PER_BLOCK",
+    "registers_per_block": "MAX_REGISTERS_PER_BLOCK",
+    "reserved_shared_per_block": "RESERVED_SHARED_MEMORY_PER_BLOCK",
+}
+
+
+def device_facts(dev) -> dict:
+    """The ``device`` record: the GPU's ``name``, ``compute_capability`` [major, minor] and the
+    driver's limits (:data:`DEVICE_ATTRIBUTES`; bytes for shared memory, 32-bit registers); an
+    attribute this driver lacks is left out."""
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    facts = {"type": "device", "name": name,
+             "compute_capability": [int(x) for x in dev.compute_capability]}
+    for key, attr in DEVICE_ATTRIBUTES.items():
+        try:
+            facts[key] = int(getattr(dev, attr))
+        except Exception:  # an older driver or binding without the attribute
+            pass
+    return facts
+
+
+def kernel_facts(kernel) -> dict | None:
+    """The ``kernel`` record, after the kernel ran on the GPU: Numba's ``regs_per_thread``,
+    ``shared_bytes`` (static shared memory per block), ``local_bytes`` per thread and
+    ``max_threads_per_block`` of its compiled variant (the most demanding one if several
+    signatures were compiled); None when nothing was compiled."""
+    overloads = list(getattr(kernel, "overloads", {}).values())
+    if not overloads:
+        return None
+    facts = {"type": "kernel"}
+    for key, attr in (("regs_per_thread", "regs_per_thread"),
+                      ("shared_bytes", "shared_mem_per_block"),
+                      ("local_bytes", "local_mem_per_thread"),
+                      ("max_threads_per_block", "max_threads_per_block")):
+        values = [int(getattr(o, attr)) for o in overloads]
+        facts[key] = min(values) if key == "max_threads_per_block" else max(values)
+    return facts
 
 
 def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
@@ -346,6 +437,21 @@ def import_solution(path: str, consts: dict, text: str | None = None) -> types.M
     return module
 
 
+def package_problem() -> str | None:
+    """How this process's numpy, numba, numba-cuda and llvmlite (versions and folders) differ
+    from the grader's, which the grader puts in the environment
+    (:data:`autograder.preflight.PACKAGES_ENV`; removed here, before any student code runs);
+    None when they agree or the grader sent none."""
+    import json
+
+    raw = os.environ.pop(PACKAGES_ENV, None)
+    try:
+        expected = json.loads(raw) if raw else None
+    except ValueError:
+        expected = None
+    return package_mismatch(expected, package_facts())
+
+
 def _not_dumpable() -> None:
     """``PR_SET_DUMPABLE`` 0: other processes of the same user (a sibling child) can no longer
     open this one's ``/proc/<pid>/fd``, ``mem`` or ``environ``, nor ptrace it."""
@@ -378,6 +484,12 @@ def main(argv: list[str]) -> int:
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     path, contract, phases = request["source_path"], request["contract"], request["phases"]
+    # Before numba and any student code: the same numpy, numba, numba-cuda and llvmlite as the
+    # grader, or the grader's setup is at fault (a GraderSetupError there), not the kernel.
+    problem = package_problem()
+    if problem:
+        send({"type": "error", "phase": "environment", "message": problem, "lineno": None})
+        return 0
     import warnings
 
     # Numba's own warnings (low occupancy at small test sizes) are not the student's output.
@@ -386,10 +498,8 @@ def main(argv: list[str]) -> int:
     from numba import cuda
 
     if backend == "gpu":
-        dev = cuda.get_current_device()
-        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
-        send({"type": "device", "name": name})
-    send({"type": "hello", "pid": os.getpid()})
+        send(device_facts(cuda.get_current_device()))
+    send({"type": "hello", "pid": os.getpid(), "packages": package_facts()})
     if backend != "gpu":
         _not_dumpable()
     try:
@@ -423,6 +533,8 @@ def main(argv: list[str]) -> int:
         import importlib
         driver = importlib.import_module(contract["driver"])
 
+    if backend == "sim":
+        sys.setswitchinterval(SIM_SWITCH_INTERVAL)
     if "run" in phases and contract["functions"]:
         run_calls(module, request["cases"], path)
     elif "run" in phases:
@@ -436,6 +548,13 @@ def main(argv: list[str]) -> int:
                     return 0
                 continue
             send({"type": "case", "id": case["id"]}, outs)
+        if backend == "gpu" and kernel is not None and not contract["device_function"]:
+            try:  # registers and shared memory of what ran: the occupancy hints
+                facts = kernel_facts(kernel)
+                if facts:
+                    send(facts)
+            except Exception:  # noqa: BLE001 - a fact for hints, never a failed grading
+                pass
 
     if "instrument" in phases and request.get("diagnose") and backend == "sim":
         send({"type": "start", "id": "instrument"})

@@ -34,6 +34,12 @@ class TestResult:
 
     ``points`` lies in ``[0, max_points]``; ``message`` is written for the student (the failing
     size, how many elements are wrong, the first bad index with got/expected, or why it was skipped).
+    ``details``: optional JSON-serialisable data for pictures (HTML report), never needed to
+    read the verdict: for a failed correctness case ``{"wrong_mask": {...}}`` (see
+    :func:`autograder.compare.wrong_mask`), for a timing test ``{"timing": {...}}`` (samples in
+    ms, ratio and its 95 % interval), for the hints test ``{"hints": [...]}``
+    (:mod:`autograder.hints`). ``None`` when there is nothing to show; left out of
+    :meth:`to_dict` then, so the JSON of a result without details is as before.
     """
 
     __test__ = False  # not a pytest test class
@@ -45,12 +51,22 @@ class TestResult:
     points: float
     max_points: float
     message: str = ""
+    details: dict | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["kind"] = self.kind.value
         d["status"] = self.status.value
+        if d["details"] is None:
+            del d["details"]
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TestResult":
+        """The inverse of :meth:`to_dict` (a stored row's test); unknown keys are ignored."""
+        return cls(d["name"], Kind(d["kind"]), d.get("visibility", "hidden"), Status(d["status"]),
+                   float(d.get("points", 0.0)), float(d.get("max_points", 0.0)),
+                   d.get("message", ""), d.get("details"))
 
 
 @dataclass
@@ -61,6 +77,11 @@ class ExerciseResult:
     came from, so an instructor can replay the run (``autograder grade --seed``). ``phases_s``
     splits the child's wall time in seconds: ``startup`` (interpreter, numba, CUDA context),
     ``import`` (the student's module), ``compile`` (PTX check), ``tests``, ``timing``.
+    ``notes`` are for the student (what their code printed); ``instructor_notes`` only for the
+    instructor's views (the console of ``grade``, the JSON, the stored row, Gradescope's
+    ``extra_data``): how the child ran (sandbox mode) and which top-level statements of the
+    submission the grader skipped. Student-facing outputs (HTML report, nbgrader grade cells,
+    Gradescope's ``output``) show ``notes`` alone.
     """
 
     exercise: str
@@ -70,6 +91,7 @@ class ExerciseResult:
     seed: int | None = None
     notes: list[str] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)
+    instructor_notes: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -95,6 +117,15 @@ class ExerciseResult:
         wording every report, export and gradebook comment uses."""
         return provisional_note(self.pending_points) if self.provisional else ""
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "ExerciseResult":
+        """The inverse of :meth:`to_dict` (e.g. a row of :class:`autograder.store.ResultStore`);
+        score, provisional and pending points are recomputed from the tests."""
+        return cls(d["exercise"], d.get("submission", ""), d.get("device", ""),
+                   [TestResult.from_dict(t) for t in d.get("tests", [])], d.get("seed"),
+                   list(d.get("notes", [])), dict(d.get("phases_s", {})),
+                   list(d.get("instructor_notes", [])))
+
     def to_dict(self) -> dict:
         return {
             "exercise": self.exercise,
@@ -106,6 +137,7 @@ class ExerciseResult:
             "pending_points": self.pending_points,
             "seed": self.seed,
             "notes": list(self.notes),
+            "instructor_notes": list(self.instructor_notes),
             "phases_s": dict(self.phases_s),
             "tests": [t.to_dict() for t in self.tests],
         }

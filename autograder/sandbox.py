@@ -3,15 +3,21 @@ collect its records from the private channel, and kill everything it started whe
 
 A spinning kernel or a hung import costs the test it was in, never the batch: the watchdog gives
 the import ``import_timeout`` seconds, each case ``case_timeout`` seconds, and the whole child
-``total_timeout`` seconds, then kills it.
+``total_timeout`` seconds, then kills it. For a child that runs only on the host (the simulator,
+the compile check) those are seconds of *CPU time* of the child's whole process tree, so a
+loaded machine slows a child down without failing it, and only a child that makes no progress
+runs out; wall-time backstops catch one that blocks without using CPU (see :class:`Limits`). A
+GPU child's deadlines are wall time: a spinning kernel burns the GPU, not the host's CPU.
 
 Two ways to run the child, chosen once per grader process (:func:`sandbox_status`):
 
 * **bubblewrap** (``bwrap``, an optional system package), when it is installed and a cheap probe
   shows it can create namespaces here. The child sees a read-only system (``/usr`` and the
-  loader's files in ``/etc``), the Python installation and virtual environment, the
-  ``autograder`` package (without any installed ``solutions``) and the scratch folder with the
-  submission, read-only; a private ``/tmp`` (a size-capped tmpfs, also its working folder and
+  loader's files in ``/etc``), the Python installation and virtual environment, every folder the
+  grader's own imports come from (PYTHONPATH entries, the user site, conda prefixes: see
+  :func:`import_path`, searched by the child in the grader's order), the ``autograder``
+  package (without any installed ``solutions``) and the scratch folder with the submission,
+  read-only; a private ``/tmp`` (a size-capped tmpfs, also its working folder and
   ``HOME``); no network (``--unshare-net``); its own PID namespace (``--unshare-pid``: it cannot
   see or signal the grader, and every process it starts dies with it); no capabilities; and
   ``--die-with-parent``. The project's ``solutions/``, ``tests/``, ``.git``, other users' files
@@ -25,7 +31,7 @@ Two ways to run the child, chosen once per grader process (:func:`sandbox_status
 ``KERNELGRADE_SANDBOX`` chooses: ``auto`` (the default: bubblewrap where it works), ``off``
 (always plain) or ``require`` (refuse to grade without bubblewrap: :class:`SandboxUnavailable`).
 
-Limits in both modes (:class:`Limits`): wall time (the deadlines above); host memory with
+Limits in both modes (:class:`Limits`): time (the deadlines above); host memory with
 ``RLIMIT_DATA`` (heap and private writable mappings; ``RLIMIT_AS`` would break CUDA, which
 reserves huge address ranges); captured output with ``RLIMIT_FSIZE`` (the grader reads only its
 tail); and the bytes the grader accepts from the channel (a child that sends more is stopped).
@@ -54,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .channel import ChannelError, read_record
+from .errors import GraderSetupError
 
 OUTPUT_LIMIT_BYTES = 64 << 20
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -68,16 +75,44 @@ SIM_MEMORY_BYTES = 4 << 30
 # writing it, which RLIMIT_DATA does not count; host data stays small (inputs, outputs).
 GPU_MEMORY_BYTES = 32 << 30
 CHANNEL_BYTES = 256 << 20  # all of a GPU run's outputs (guarded) fit in a tenth of it
+# The smallest CPU budget of a case scaled by its size (Limits.case_cpu_per_element): the
+# harness's own work around a launch (guard bands, copies) and the simulator's start-up.
+CASE_CPU_FLOOR = 10.0
+_HAS_PROC = os.path.exists("/proc/self/stat")
 PLAIN_NOTE = "sandbox: bubblewrap unavailable ({reason}); ran in a plain child process"
 
 
-class SandboxUnavailable(RuntimeError):
-    """``KERNELGRADE_SANDBOX=require`` and bubblewrap cannot run here."""
+class SandboxUnavailable(GraderSetupError):
+    """``KERNELGRADE_SANDBOX=require`` and bubblewrap cannot run here (a fault of the grader's
+    setup: exit status 2 from every front end)."""
 
 
 @dataclass
 class Limits:
     """Deadlines in seconds and resource caps for one child process.
+
+    Deadlines: ``import_timeout`` (from the spawn to the submission imported and checked
+    against the contract), ``case_timeout`` (each case, and the instrumented run),
+    ``timing_timeout`` (the timing phase: JIT, self-check and sampling) and ``total_timeout``
+    (the whole child). ``clock`` says what they count:
+
+    * ``"cpu"``: seconds of CPU time (user + system) used by the child's whole process tree,
+      every thread of every process (the simulator runs one Python thread per CUDA thread).
+      A loaded machine makes a child take longer but not use more CPU, so a correct kernel
+      never runs out on a busy grader, and the budget needs no slack for load. Two wall-time
+      backstops catch a child that does not use its CPU: ``idle_timeout`` seconds with no CPU
+      used at all (blocked: a sleep, a lock, a deadlock), and ``wall_factor`` times a deadline
+      in wall time (a child that trickles CPU without finishing, or a machine overloaded
+      beyond reason). With ``case_cpu_per_element`` > 0, a case's budget is
+      ``min(case_timeout, CASE_CPU_FLOOR + case_cpu_per_element × its input elements)``, so a
+      kernel that spins on a small case is stopped sooner than one on the largest. (Not a
+      retry with a longer wall limit: that would cost every spinning kernel twice its time
+      and still blame the student whenever the load outlasts the retry.)
+    * ``"wall"``: seconds of wall time.
+    * ``"auto"`` (the default): ``"cpu"`` for children that run only on the host (backends
+      ``sim`` and ``compile``), ``"wall"`` for GPU children (a spinning kernel burns the GPU,
+      not necessarily host CPU; the GPU is not shared by CPU load; and a timing child waits,
+      idle, for its turn on the GPU).
 
     ``memory_bytes``: ``RLIMIT_DATA`` of the child (None: the backend's default,
     :data:`SIM_MEMORY_BYTES` or :data:`GPU_MEMORY_BYTES`). ``output_bytes``: the most the child
@@ -89,9 +124,30 @@ class Limits:
     case_timeout: float = 30.0
     total_timeout: float = 120.0
     timing_timeout: float = 45.0  # the timing phase: JIT, self-check and sampling
+    clock: str = "auto"
+    idle_timeout: float = 60.0
+    wall_factor: float = 10.0
+    case_cpu_per_element: float = 0.0
     memory_bytes: int | None = None
     output_bytes: int = OUTPUT_LIMIT_BYTES
     channel_bytes: int = CHANNEL_BYTES
+
+    def case_budget(self, case: dict, clock: str) -> float:
+        """Seconds for ``case`` (a request's case: ``inputs`` holds its arrays) on ``clock``."""
+        if clock != "cpu" or self.case_cpu_per_element <= 0:
+            return self.case_timeout
+        elements = sum(int(getattr(a, "size", 1)) for a in (case.get("inputs") or {}).values())
+        return round(min(self.case_timeout,
+                         CASE_CPU_FLOOR + self.case_cpu_per_element * elements), 1)
+
+    def clock_for(self, backend: str) -> str:
+        """``"cpu"`` or ``"wall"``: what the deadlines count for a child of ``backend``
+        (``sim``, ``compile`` or ``gpu``). Raises ``ValueError`` for a bad ``clock``."""
+        if self.clock not in ("auto", "cpu", "wall"):
+            raise ValueError(f"Limits.clock must be auto, cpu or wall, not {self.clock!r}")
+        if self.clock == "auto":  # without /proc (not Linux) there is no CPU clock
+            return "wall" if backend == "gpu" or not _HAS_PROC else "cpu"
+        return self.clock
 
 
 @dataclass
@@ -104,6 +160,14 @@ class ChildRun:
     what the student's code printed. ``sandbox`` is ``"bubblewrap"`` or ``"plain"``;
     ``notes`` holds what the result should tell about how the child ran (the plain-mode note,
     a child stopped for flooding the channel).
+
+    For a timeout, ``timeout_reason`` says which limit ran out and ``timeout_after`` its size
+    in seconds: ``"cpu"`` (the phase used that much CPU time without finishing: an endless
+    loop), ``"idle"`` (the child used no CPU for that many seconds of wall time: blocked),
+    ``"wall"`` (that many seconds of wall time: a GPU child's deadline, or the CPU clock's
+    backstop). ``cpu_seconds``: CPU time the child's process tree used, when measured (CPU
+    clock), else None; each record's header then carries ``_cpu``, the tree's CPU seconds when
+    it arrived (as ``_arrived`` carries wall seconds since the spawn).
     """
 
     records: list[tuple[dict, dict]] = field(default_factory=list)
@@ -114,6 +178,24 @@ class ChildRun:
     seconds: float = 0.0
     sandbox: str = "plain"
     notes: list[str] = field(default_factory=list)
+    timeout_reason: str = ""
+    timeout_after: float = 0.0
+    cpu_seconds: float | None = None
+
+    def timeout_text(self, hint: str) -> str:
+        """What ran out, for a timeout's message: ``"(13 s of CPU time): " + hint`` (``hint``:
+        what the student should look for, such as an endless loop), ``"(15 s): " + hint`` on
+        the wall clock, or, for the CPU clock's backstops, a child that was waiting."""
+        after = f"{self.timeout_after:.3g}"
+        if self.timeout_reason == "cpu":
+            return f"({after} s of CPU time): {hint}"
+        if self.timeout_reason == "idle":
+            return (f"(it made no progress for {after} s, using no CPU time): is it waiting for "
+                    "something that never happens, such as a lock or a sleep?")
+        if self.timeout_reason == "wall" and self.cpu_seconds is not None:
+            return (f"({after} s, using only {self.cpu_seconds:.1f} s of CPU time): is it "
+                    "waiting for something, such as a lock or a sleep?")
+        return f"({after} s): {hint}"
 
     def of_type(self, kind: str) -> list[tuple[dict, dict]]:
         return [r for r in self.records if r[0].get("type") == kind]
@@ -186,8 +268,57 @@ def _covered(path: Path, bound: list[Path]) -> bool:
     return any(path == b or b in path.parents for b in bound)
 
 
+def _hidden_from_children() -> tuple[list[Path], list[Path]]:
+    """(folders no bind may contain, lie in or be: the checkout's solutions, tests, examples,
+    assignments and .git; folders no bind may contain or be: the temporary folder, where other
+    submissions' scratch folders are)."""
+    inside = []
+    if (PROJECT_ROOT / "solutions").is_dir():  # a source checkout, not site-packages
+        inside = [PROJECT_ROOT / n for n in ("solutions", "tests", "examples", "assignments",
+                                             ".git") if (PROJECT_ROOT / n).exists()]
+    return [p.resolve() for p in inside], [Path(tempfile.gettempdir()).resolve()]
+
+
+def _shows_hidden(path: Path) -> bool:
+    """True when binding ``path`` (resolved) would show a child what it must not see."""
+    inside, around = _hidden_from_children()
+    return (any(path == h or path in h.parents or h in path.parents for h in inside)
+            or any(path == h or path in h.parents for h in around))
+
+
+def import_path() -> list[str]:
+    """The grader's own ``sys.path`` entries a child searches too, in the grader's order (the
+    installation, the venv, the user site, PYTHONPATH entries, conda prefixes, ``.pth``
+    additions): absolute, existing, not ``sys.path[0]`` (the script's or working folder, unless
+    ``-P``), not the working folder, and none that would show the project's solutions or tests or
+    other submissions (:func:`_shows_hidden`; a package only found there is reported by the
+    child's package check instead)."""
+    entries = sys.path if sys.flags.safe_path else sys.path[1:]
+    cwd = Path.cwd().resolve() if os.path.isdir(os.curdir) else None
+    out: list[str] = []
+    for e in entries:
+        if not e or not os.path.isabs(e) or e in out or not os.path.exists(e):
+            continue
+        real = Path(e).resolve()
+        if real == cwd or _shows_hidden(real):
+            continue
+        out.append(e)
+    return out
+
+
+def _imported_from() -> list[Path]:
+    """Folders of the packages a child needs (numpy, numba, numba-cuda, llvmlite), wherever the
+    grader finds them: an editable install's finder may map them outside ``sys.path``."""
+    from .preflight import package_facts
+
+    found = [Path(f["path"]) for f in package_facts().values() if f]
+    return [p for p in found if p.is_dir() and not _shows_hidden(p)]
+
+
 def _python_dirs() -> list[Path]:
-    """Folders the interpreter and its packages live in (installation, venv, real executable)."""
+    """Folders the interpreter and its packages live in (installation, venv, real executable),
+    and every folder the grader's own imports come from (:func:`import_path`,
+    :func:`_imported_from`)."""
     dirs = []
     for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
               os.path.dirname(os.path.realpath(sys.executable)),
@@ -201,6 +332,7 @@ def _python_dirs() -> list[Path]:
         path = Path(p).resolve()
         if path.is_dir():
             dirs.append(path)
+    dirs += [Path(p).resolve() for p in import_path()] + _imported_from()
     # Widest first, so nested ones are skipped.
     out: list[Path] = []
     for d in sorted(set(dirs), key=lambda d: len(d.parts)):
@@ -261,6 +393,11 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
         if not _covered(d, bound):
             cmd += ["--ro-bind", str(d), str(d)]
             bound.append(d)
+    for entry in import_path():  # reached through a symlink the child would not have
+        alias = Path(os.path.abspath(entry))
+        if alias != Path(entry).resolve() and not _covered(alias, bound):
+            cmd += ["--symlink", str(Path(entry).resolve()), str(alias)]
+            bound.append(alias)
     if not _covered(PACKAGE_DIR, bound):
         cmd += ["--ro-bind", str(PACKAGE_DIR), str(PACKAGE_DIR)]
     if (PACKAGE_DIR / "solutions").exists():  # an installed copy of the instructor solutions
@@ -280,13 +417,132 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
 
 
 # ---------------------------------------------------------------------------------------------
+# CPU time of a process tree, and the watchdog's deadlines
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+POLL_SECONDS = 0.25  # how often the CPU clock reads /proc (about 1 ms for 100 processes)
+BUSY_CPU_SECONDS = 0.05  # CPU a child must use to count as not idle (a blocked one uses ~0)
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """Every process's (parent PID, CPU clock ticks), from ``/proc/<pid>/stat``: user and
+    system time of all its threads, plus that of the children it has waited for."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+        # Then [1] is the parent PID (field 4); [11:15] utime, stime, cutime, cstime (14-17).
+        fields = stat[stat.rfind(b")") + 2:].split()
+        try:
+            table[int(name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+        except (IndexError, ValueError):
+            continue
+    return table
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) used so far by process ``root`` and every descendant: all
+    threads of each, and the descendants already waited for (counted in their parent's
+    ``cutime``/``cstime``). Finds descendants by walking parent PIDs in ``/proc``, so a
+    process that left the session or was reparented to a subreaper (the plain mode's reaper,
+    bubblewrap's init) still counts. 0.0 when ``root`` is gone; Linux only."""
+    table = _process_table()
+    if root not in table:
+        return 0.0
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    ticks, todo, seen = 0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            ticks += table[pid][1]
+            todo += children.get(pid, [])
+    return ticks / _CLOCK_TICKS
+
+
+class _Watchdog:
+    """The deadlines of one child (see :class:`Limits`): the current phase's and the whole
+    child's, on the CPU clock (with its idle and wall backstops) or the wall clock."""
+
+    def __init__(self, limits: Limits, backend: str, root: int, started: float):
+        self.limits, self.root, self.started = limits, root, started
+        self.cpu_clock = limits.clock_for(backend) == "cpu"
+        self.cpu = 0.0
+        self.busy_at, self.busy_cpu = started, 0.0
+        self.phase(limits.import_timeout, started)
+
+    def read_cpu(self) -> float:
+        """The tree's CPU seconds now (never less than before: a reaped process's time may
+        reach its parent's ``cutime`` a moment later)."""
+        self.cpu = max(self.cpu, tree_cpu_seconds(self.root))
+        if self.cpu - self.busy_cpu >= BUSY_CPU_SECONDS:
+            self.busy_at, self.busy_cpu = time.monotonic(), self.cpu
+        return self.cpu
+
+    def phase(self, budget: float | None, now: float | None = None) -> None:
+        """A phase starts with ``budget`` seconds (None: only the total deadline applies)."""
+        self.budget = budget
+        self.phase_at = time.monotonic() if now is None else now
+        self.phase_cpu = self.read_cpu() if self.cpu_clock else 0.0
+
+    def _deadlines(self) -> list[tuple[float, float, float]]:
+        """(seconds, wall start, CPU at start): the phase's first, then the total's."""
+        found = [(self.budget, self.phase_at, self.phase_cpu)] if self.budget is not None else []
+        return found + [(self.limits.total_timeout, self.started, 0.0)]
+
+    def expired(self, now: float) -> tuple[str, float] | None:
+        """``(reason, seconds)`` of a limit that ran out (see ``ChildRun.timeout_reason``)."""
+        if not self.cpu_clock:
+            return next((("wall", s) for s, at, _ in self._deadlines() if now - at >= s), None)
+        cpu = self.read_cpu()
+        for seconds, _, cpu0 in self._deadlines():
+            if cpu - cpu0 >= seconds:
+                return "cpu", seconds
+        if now - self.busy_at >= self.limits.idle_timeout:
+            return "idle", self.limits.idle_timeout
+        for seconds, at, _ in self._deadlines():
+            if now - at >= self.limits.wall_factor * seconds:
+                return "wall", self.limits.wall_factor * seconds
+        return None
+
+    def wait(self, now: float) -> float:
+        """Seconds until the next check is due."""
+        if self.cpu_clock:
+            return POLL_SECONDS
+        return max(0.0, min(at + s for s, at, _ in self._deadlines()) - now)
+
+
+# ---------------------------------------------------------------------------------------------
 # Running one child
 
 
 def _child_env(backend: str) -> dict:
+    """The child's environment: the grader's, less its own settings, with the grader's import
+    path (:func:`import_path`, so PYTHONPATH entries, the user site and ``.pth`` additions are
+    searched in the grader's order whatever the child's ``HOME``), the grader's user site or
+    none, and the grader's package facts for the harness's check
+    (:data:`autograder.preflight.PACKAGES_ENV`)."""
+    import json
+    import site
+
+    from .preflight import PACKAGES_ENV, package_facts
+
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("KERNELGRADE_", "NUMBA_ENABLE_CUDASIM", "DASK_"))}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join([str(PROJECT_ROOT), *import_path()])
+    if site.ENABLE_USER_SITE:  # the same user site (and its .pth files), whatever HOME is
+        env["PYTHONUSERBASE"] = site.getuserbase()
+    else:
+        env["PYTHONNOUSERSITE"] = "1"
+    env[PACKAGES_ENV] = json.dumps(package_facts())
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTHONSTARTUP", None)
@@ -433,17 +689,20 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
                               daemon=True)
     feeder.start()
     run = ChildRun(sandbox="bubblewrap" if use_bwrap else "plain")
-    phase_deadline = started + limits.import_timeout
-    total_deadline = started + limits.total_timeout
+    watch = _Watchdog(limits, backend, proc.pid, started)
+    clock = "cpu" if watch.cpu_clock else "wall"
+    budgets = {c.get("id"): limits.case_budget(c, clock) for c in request.get("cases") or ()}
     while True:
         now = time.monotonic()
-        wait = min(phase_deadline, total_deadline) - now
-        if wait <= 0:
+        expired = watch.expired(now)
+        if expired is not None:
             run.ended = "timeout"
+            run.timeout_reason, run.timeout_after = expired
             break
         if cancel is not None and cancel.is_set():
             run.ended = "cancelled"
             break
+        wait = watch.wait(now)
         try:
             item = records.get(timeout=min(wait, 0.2) if cancel is not None else wait)
         except queue.Empty:
@@ -453,6 +712,8 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
             break
         header = item[0]
         header["_arrived"] = round(time.monotonic() - started, 4)  # seconds since the spawn
+        if watch.cpu_clock:
+            header["_cpu"] = round(watch.read_cpu(), 3)
         run.records.append(item)
         kind = header.get("type")
         if on_record is not None and on_record(header, lambda data: _send(proc, data)):
@@ -463,11 +724,12 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
             break
         if kind == "start":
             run.last_started = header.get("id")
-            phase_deadline = time.monotonic() + (limits.timing_timeout
-                                                  if header.get("id") == "timing"
-                                                  else limits.case_timeout)
+            watch.phase(limits.timing_timeout if header.get("id") == "timing"
+                        else _budget(budgets, header.get("id"), limits.case_timeout))
         elif kind in ("imported", "error") and header.get("phase") in (None, "import", "contract"):
-            phase_deadline = total_deadline
+            watch.phase(None)
+    if watch.cpu_clock:
+        run.cpu_seconds = round(watch.read_cpu(), 3)
     _stop(proc, use_bwrap)
     run.exit_code = proc.returncode
     reader.join(timeout=5)
@@ -479,6 +741,14 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     run.output = _tail(out_path)
     run.seconds = time.monotonic() - started
     return run
+
+
+def _budget(budgets: dict, case_id, default: float) -> float:
+    """A case's budget by the id the child sent (anything at all: the child may be hostile)."""
+    try:
+        return budgets.get(case_id, default)
+    except TypeError:  # an unhashable id
+        return default
 
 
 def _feed(proc: subprocess.Popen, request: dict, keep_open: bool = False) -> None:

@@ -60,16 +60,19 @@ class ResultStore:
     def done_keys(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT key FROM results")}
 
-    def save(self, key: str, student: str, result: dict) -> None:
-        """Insert one result (``ExerciseResult.to_dict()``) in its own transaction; a key
-        already present is left as it is."""
-        self.db.execute(
+    def save(self, key: str, student: str, result: dict) -> bool:
+        """Insert one result (``ExerciseResult.to_dict()``) in its own transaction; returns
+        whether it was written. Idempotent: a key already present is left as it is (the first
+        result stored wins), so a result that arrives twice — a task Dask ran again after its
+        worker died, a batch resumed beside another — is stored once."""
+        cur = self.db.execute(
             "INSERT OR IGNORE INTO results (key, student, exercise, submission, score, max_score,"
             " provisional, device, result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (key, student, result["exercise"], result["submission"], result["score"],
              result["max_score"], int(result["provisional"]), result["device"],
              json.dumps(result)),
         )
+        return cur.rowcount == 1
 
     def rows(self) -> list[dict]:
         """All results, sorted by key, each with its parsed ``result`` dict."""

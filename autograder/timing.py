@@ -159,3 +159,14 @@ def verdict(student_ms: list[float], instructor_ms: list[float], full_ratio: flo
            f"rounds); ratio {s.ratio:.2f}x (95% CI {s.low:.2f}–{s.high:.2f}); full points at "
            f"≤ {full_ratio:.2f}x, none at ≥ {zero_ratio:.2f}x")
     return round(points, 2), s, msg
+
+
+def timing_details(student_ms: list[float], instructor_ms: list[float], stats: RatioStats,
+                   full_ratio: float, zero_ratio: float, params: dict) -> dict:
+    """The timing test's ``details`` (JSON): both kernels' samples in ms (rounded to 1 ns),
+    the ratio student / instructor with its 95 % interval, the thresholds and the size timed."""
+    return {"timing": {
+        "student_ms": [round(float(x), 6) for x in student_ms],
+        "instructor_ms": [round(float(x), 6) for x in instructor_ms],
+        "ratio": stats.ratio, "low": stats.low, "high": stats.high, "rounds": stats.rounds,
+        "full_ratio": full_ratio, "zero_ratio": zero_ratio, "params": dict(params)}}

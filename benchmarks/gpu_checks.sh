@@ -6,22 +6,31 @@
 set -uo pipefail
 OUT_DIR=${1:-${OUT:-/tmp/kernelgrade-gpu}}
 mkdir -p "$OUT_DIR"
+BASE_PYTHONPATH=$PWD
 if ls .whl/*.whl >/dev/null 2>&1; then
+  # The carried wheels live in a PYTHONPATH folder under /tmp: the sandbox must show it to the
+  # children (the case that once zeroed every submission).
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site:$PWD
 else
   export PYTHONPATH=$PWD
 fi
+# bubblewrap, carried as Debian's package, so GPU runs use the sandbox real classes use.
+if ! command -v bwrap >/dev/null && ls .whl/bubblewrap*.deb >/dev/null 2>&1; then
+  dpkg -x .whl/bubblewrap*.deb /tmp/bwrap && export PATH=/tmp/bwrap/usr/bin:$PATH
+fi
+if command -v bwrap >/dev/null; then export KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-require}; fi
 AG="python3 -m autograder.cli"
 DATE=$(date -u +%Y-%m-%d)
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 {
   echo "device: $GPU"; echo "date: $DATE"
   python3 -c 'import numba, numba.cuda, numpy, sys; print("python", sys.version.split()[0], "numba", numba.__version__, "numba-cuda", getattr(numba.cuda, "__version__", "?"), "numpy", numpy.__version__)'
+  echo "sandbox: $(python3 -m autograder.sandbox) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
 } | tee "$OUT_DIR/env.txt"
 
 declare -A STATUS
-STEPS=${STEPS:-latency solutions fidelity pytest class throughput}
+STEPS=${STEPS:-latency solutions preflight fidelity pytest class throughput}
 run_check() {  # name, command...
   local name=$1; shift
   case " $STEPS " in *" ${name%%_*} "*) ;; *) return 0 ;; esac
@@ -44,6 +53,13 @@ for i in 1 2; do
 done
 # 2. Every instructor solution and known-bad submission.
 run_check solutions $AG solutions --device gpu ${EXERCISES:-}
+# 2b. Preflight: without the carried numpy 2.4 wheel (the image's numpy 2.5 breaks numba-cuda) the
+#     grader must refuse with exit 2, naming the cause, and grade no one.
+preflight_refuses() {
+  env PYTHONPATH="$BASE_PYTHONPATH" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --no-sanitize
+  local rc=$?; echo "exit status $rc (2 expected)"; [ $rc -eq 2 ]
+}
+run_check preflight_without_numpy24 preflight_refuses
 # 3. Timing fidelity: solutions timed as students, known-slow variants (see benchmarks/fidelity.py).
 run_check fidelity python3 benchmarks/fidelity.py --trials ${TRIALS:-100} --out "$OUT_DIR/fidelity.json"
 # 4. The test suite's device-independent tests, on the GPU.

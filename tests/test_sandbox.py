@@ -250,3 +250,75 @@ def test_a_bwrap_that_fails_after_the_probe_falls_back_with_a_note(tmp_path, mon
     assert result.score > 0 and not known_bad.full_marks_problems(result)
     assert any("failed to start: bwrap: Can't mount proc" in n for n in result.notes), \
         result.notes
+
+
+def _fake_package(folder, name: str):
+    (folder / name).mkdir(parents=True)
+    (folder / name / "__init__.py").write_text("VALUE = 42\n")
+    return folder
+
+
+@pytest.mark.parametrize("mode", ["bubblewrap", "plain"])
+@pytest.mark.parametrize("where", ["pythonpath", "user_site", "symlinked_folder"])
+def test_a_package_the_grader_imports_is_found_by_the_child(where, mode, tmp_path, monkeypatch):
+    """What the grader imports through a PYTHONPATH folder, the user site (``pip install
+    --user``) or a folder reached through a symlink, the child imports too, from the same file:
+    the sandbox shows the folder, and the child's path lists it whatever its ``HOME``."""
+    import site
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if mode == "bubblewrap" and not sandbox.sandbox_status().available:
+        pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
+    name = f"kg_fake_{where}"
+    if where == "pythonpath":
+        folder = _fake_package(tmp_path / "pythonpath", name)
+        monkeypatch.setenv("PYTHONPATH", str(folder))
+    elif where == "user_site":
+        base = tmp_path / "userbase"
+        folder = _fake_package(base / "lib" / "site-packages", name)
+        monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
+        monkeypatch.setattr(site, "USER_BASE", str(base))
+        monkeypatch.setattr(site, "USER_SITE", str(folder))
+    else:
+        folder = tmp_path / "link"
+        folder.symlink_to(_fake_package(tmp_path / "real", name))
+    monkeypatch.setattr(sys, "path", [sys.path[0], str(folder), *sys.path[1:]])
+    work = tmp_path / "work"
+    work.mkdir()
+    env = sandbox._child_env("sim")
+    if where == "user_site":
+        assert env["PYTHONUSERBASE"] == str(base)
+    probe = ["-P", "-c", f"import {name}; print({name}.__file__, {name}.VALUE)"]
+    if mode == "bubblewrap":
+        cmd = sandbox._bwrap_command(work, gpu=False) + ["--", sys.executable, *probe]
+    else:
+        cmd, env["HOME"] = [sys.executable, *probe], str(work)  # as a plain child's
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    file, value = out.stdout.split()
+    assert Path(file).resolve() == (folder / name / "__init__.py").resolve()
+    assert value == "42"
+
+
+def test_the_import_path_shows_no_project_folder_tmp_or_working_folder(tmp_path, monkeypatch):
+    """Folders on the grader's path that would show the project's solutions or tests, other
+    submissions (the temporary folder) or the working folder are neither bound nor searched."""
+    import sys
+    import tempfile
+
+    cwd = tmp_path / "course"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    root = sandbox.PROJECT_ROOT
+    hidden = [str(root), str(root / "tests"), str(root / "solutions"), "/",
+              tempfile.gettempdir(), str(cwd)]
+    monkeypatch.setattr(sys, "path", [sys.path[0], *hidden, *sys.path[1:]])
+    path = sandbox.import_path()
+    assert not set(hidden) & set(path)
+    assert any(p.endswith("site-packages") for p in path), path
+    cmd = sandbox._bwrap_command(tmp_path / "work", gpu=False)
+    sources = {cmd[i + 1] for i, a in enumerate(cmd) if a in ("--ro-bind", "--bind", "--symlink")}
+    assert not set(hidden) & sources, sorted(set(hidden) & sources)
+    assert sandbox._child_env("sim")["PYTHONPATH"].split(os.pathsep) == [str(root), *path]

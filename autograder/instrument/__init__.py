@@ -12,7 +12,10 @@ One launch runs on the simulator's kernel API with hooks in place, and comes bac
   (``max_ways`` 32 for a 32x32 float32 tile read along a column);
 - ``divergent_branches``: warp branches whose lanes went both ways (``total``, ``by_line``);
 - ``global_loads`` and ``global_loads_per_output`` (2n for a naive matmul, 2n / TILE_WIDTH
-  tiled).
+  tiled); ``global_loads["coalescing"]``: per line and array, the warp load requests, the
+  distinct 32-byte sectors they touched (``sectors``; 4 per request for 32 consecutive float32,
+  32 down a column), the fewest that hold their elements (``ideal_sectors``) and the 128-byte
+  lines (``lines_128``), see ``loads``.
 
 The same kernel gives the same report every run: the lanes run one at a time in a fixed order
 (``scheduler``), and hazards are found from the set of accesses, not from values.

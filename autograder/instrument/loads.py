@@ -1,14 +1,100 @@
-"""Global memory traffic: loads of the kernel's array arguments, per output element written.
-A naive matmul loads 2n values per element of C; a tiled one 2n / TILE_WIDTH."""
+"""Global memory traffic: loads of the kernel's array arguments, per output element written (a
+naive matmul loads 2n values per element of C; a tiled one 2n / TILE_WIDTH), and how well each
+warp's loads coalesce.
+
+A *warp request* is one load instruction executed by the lanes of a warp together: within a
+barrier interval, each lane's k-th load at a site (an instruction) lined up with the other
+lanes' k-th load there (when all lanes took the same path, simply the i-th load of each). Its
+cost is the number of distinct 32-byte sectors its lanes' addresses fall in (what the memory
+system moves; a 128-byte line is four sectors): 32 consecutive float32 elements are 4 sectors,
+32 elements of one column of a row-major matrix are 32. Its *ideal* is the fewest sectors that
+could hold the distinct elements it reads (lanes reading one element share it).
+
+Addresses are byte offsets from each array's element 0, which is taken as sector-aligned (the
+driver aligns allocations to 256 bytes; a guarded view's start may not be, which can add one
+sector per row a warp touches).
+"""
 
 from __future__ import annotations
 
-from .analysis import Analysis
+import numpy as np
+
+from .analysis import Analysis, kth_groups, uniform_lanes
 from .trace import ARRAYS
+
+SECTOR = 32
+LINE = 128
+
+
+def _lanes_by_warp(log: list) -> list[list[list]]:
+    """The log's loads as [warp][lane][event]: each thread's loads are contiguous (it ran alone
+    until its barrier), in thread-id order."""
+    warps, lanes, lane, tid = [], [], None, None
+    for e in log:
+        if e[0] != tid:
+            if lanes and (e[0] >> 5) != (tid >> 5):
+                warps.append(lanes)
+                lanes = []
+            tid = e[0]
+            lane = []
+            lanes.append(lane)
+        lane.append(e)
+    if lanes:
+        warps.append(lanes)
+    return warps
 
 
 class GlobalLoads(Analysis):
     key = "global_loads"
+
+    def __init__(self):
+        self._req = {}   # loc * ARRAYS + array id -> [requests, sectors, ideal, lines]
+
+    def _count(self, key, requests, sectors, ideal, lines):
+        s = self._req.get(key)
+        if s is None:
+            s = self._req[key] = [0, 0, 0, 0]
+        s[0] += requests
+        s[1] += sectors
+        s[2] += ideal
+        s[3] += lines
+
+    def interval(self, rec, iv):
+        counts = rec.global_loads
+        site_loc = rec.site_loc
+        log = []
+        for e in iv.global_log:
+            key = e[1] * ARRAYS + e[2]
+            counts[key] = counts.get(key, 0) + 1
+            # Lined up by (line, array), not by site: CPython 3.11 moves an instruction's
+            # offset (f_lasti) when it quickens the code, part way through a warp.
+            log.append((e[0], site_loc(e[1]) * ARRAYS + e[2], e[2], e[3]))
+        for lanes in _lanes_by_warp(log):
+            if uniform_lanes(lanes):
+                self._uniform(rec, lanes)
+            else:
+                for (key, _k), events in kth_groups(lanes).items():
+                    item = rec.arrays[events[0][2]].itemsize
+                    addrs = {e[3] for e in events}
+                    sectors = len({a // SECTOR for a in addrs})
+                    lines = len({a // LINE for a in addrs})
+                    ideal = -(-len(addrs) * item // SECTOR)
+                    self._count(key, 1, sectors, ideal, lines)
+
+    def _uniform(self, rec, lanes):
+        """Every lane took the same path: column i of the lanes' loads is one warp request."""
+        head = lanes[0]
+        addrs = np.array([[e[3] for e in lane] for lane in lanes], dtype=np.int64)
+        addrs.sort(axis=0)
+        distinct = 1 + (addrs[1:] != addrs[:-1]).sum(axis=0)
+        secs = addrs // SECTOR
+        sectors = 1 + (secs[1:] != secs[:-1]).sum(axis=0)
+        lns = addrs // LINE
+        lines = 1 + (lns[1:] != lns[:-1]).sum(axis=0)
+        for i, e in enumerate(head):
+            item = rec.arrays[e[2]].itemsize
+            self._count(e[1], 1, int(sectors[i]),
+                        -(-int(distinct[i]) * item // SECTOR), int(lines[i]))
 
     def result(self, rec):
         by_array, by_line = {}, {}
@@ -18,6 +104,12 @@ class GlobalLoads(Analysis):
             name = rec.arrays[array].name
             by_array[name] = by_array.get(name, 0) + n
             by_line[loc] = by_line.get(loc, 0) + n
+        coalescing = {}
+        for key, counts in self._req.items():
+            loc, array = divmod(key, ARRAYS)
+            s = coalescing.setdefault((loc, rec.arrays[array].name), [0, 0, 0, 0])
+            for i, v in enumerate(counts):
+                s[i] += v
         written = {}
         for array, _ in rec.global_stores:
             name = rec.arrays[array].name
@@ -27,5 +119,10 @@ class GlobalLoads(Analysis):
         return {"loads": total,
                 "by_array": dict(sorted(by_array.items())),
                 "by_line": [{**rec.where(loc), "loads": n} for loc, n in sorted(by_line.items())],
+                "coalescing": [
+                    {**rec.where(loc), "array": name, "requests": n, "sectors": sec,
+                     "ideal_sectors": ideal, "lines_128": lines,
+                     "sectors_per_request": round(sec / n, 3)}
+                    for (loc, name), (n, sec, ideal, lines) in sorted(coalescing.items())],
                 "outputs_written": dict(sorted(written.items())),
                 "per_output": round(total / outputs, 4) if outputs else None}

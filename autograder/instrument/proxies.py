@@ -7,8 +7,9 @@ number (``f_lineno``) and hashing a code object both cost more than the rest of 
 ``Recorder.site_loc`` turns sites into lines later, once per distinct site.
 
 Shared proxies append ``(tid, site, array id, byte address, kind)`` to the recorder's log;
-global proxies count loads per ``site * ARRAYS + array id`` and remember which elements were
-stored.
+global proxies append each load as ``(tid, site, array id, byte offset)`` to the recorder's
+``global_log`` (counted per site and coalesced per warp request by ``loads``) and remember which
+elements were stored.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 
 import numpy as np
 
-from .trace import ARRAYS, ATOMIC, READ, SITE, WRITE
+from .trace import ATOMIC, READ, SITE, WRITE
 
 _getframe = sys._getframe
 _index = operator.index
@@ -180,27 +181,36 @@ class _SharedRecord:
 
 
 class _GlobalRecord:
-    """Counts loads per (site, array id) as one int key; remembers stored elements. A load
-    needs no address, so reads skip computing one."""
+    """Logs loads as (tid, site, array id, byte offset), for the per-site counts and the
+    per-warp-request coalescing (``loads``); remembers stored elements."""
     __slots__ = ()
     _space = "global"
 
     @staticmethod
     def _make_sink(rec):
-        return rec.global_loads
+        return rec.global_log.append   # the log is cleared in place, never replaced
 
     def __getitem__(self, idx):
         value = self._a[idx]
         if type(value) is _ndarray:
             return self._view(value)
+        if type(idx) is int:
+            off = self._base + (idx if idx >= 0 else idx + self._shape[0]) * self._strides[0]
+        elif type(idx) is tuple and len(idx) == 2 and len(self._shape) == 2:
+            i, j = idx
+            if i < 0:
+                i += self._shape[0]
+            if j < 0:
+                j += self._shape[1]
+            off = self._base + i * self._strides[0] + j * self._strides[1]
+        else:
+            off = self._offset(idx)
         f = _getframe(1)
         code = f.f_code
         ci = self._codes.get(id(code))
         if ci is None:
             ci = self._rec.code_index(code)
-        key = (f.f_lasti * SITE + ci) * ARRAYS + self._id
-        loads = self._sink
-        loads[key] = loads.get(key, 0) + 1
+        self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
         return value
 
     def _record(self, off, kind, f):
@@ -209,8 +219,7 @@ class _GlobalRecord:
             ci = self._codes.get(id(code))
             if ci is None:
                 ci = self._rec.code_index(code)
-            key = (f.f_lasti * SITE + ci) * ARRAYS + self._id
-            self._sink[key] = self._sink.get(key, 0) + 1
+            self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
         else:
             self._rec.global_stores.add((self._id, off))
 

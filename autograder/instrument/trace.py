@@ -36,10 +36,12 @@ class Interval:
     outcomes (tid, loc, outcome: True/False for a test, the trip count for a for-loop);
     ``segments``: (tid, log start, log end, branches start, branches end) per thread, in
     execution order (thread-id order). Each thread's events are contiguous, because it ran
-    alone until its barrier or its end."""
+    alone until its barrier or its end. ``global_log``: global loads (tid, site, array id,
+    byte offset from the array's element 0), in the same thread order."""
 
-    def __init__(self, log: list, branches: list, segments: list):
+    def __init__(self, log: list, branches: list, segments: list, global_log: list = ()):
         self.log, self.branches, self.segments = log, branches, segments
+        self.global_log = global_log
 
     def warps(self):
         """(warp, [segments of its lanes]) for each warp that ran in this interval."""
@@ -71,7 +73,8 @@ class Recorder:
         self.shared_log = []
         self.branch_log = []
         self._marks = []          # (tid, shared_log length, branch_log length) at each switch
-        self.global_loads = {}    # site * ARRAYS + array id -> count
+        self.global_loads = {}    # site * ARRAYS + array id -> count (from global_log)
+        self.global_log = []      # (tid, site, array id, byte offset) per global load
         self.global_stores = set()  # (array id, byte offset)
 
     # -- locations --------------------------------------------------------------------------
@@ -157,6 +160,7 @@ class Recorder:
         self.block = block
         self.shared_log.clear()
         self.branch_log.clear()
+        self.global_log.clear()
         self._marks.clear()
 
     def episode_end(self, episode: int, arrived: list, exited: list) -> None:
@@ -165,9 +169,11 @@ class Recorder:
         marks = self._marks
         ends = marks[1:] + [(None, len(self.shared_log), len(self.branch_log))]
         segments = [(tid, s0, e[1], b0, e[2]) for (tid, s0, b0), e in zip(marks, ends)]
-        iv = Interval(list(self.shared_log), list(self.branch_log), segments)
+        iv = Interval(list(self.shared_log), list(self.branch_log), segments,
+                      list(self.global_log))
         self.shared_log.clear()   # in place: the hooks hold these lists
         self.branch_log.clear()
+        self.global_log.clear()
         self._marks = []
         for a in self.analyses:
             a.interval(self, iv)

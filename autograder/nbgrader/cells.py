@@ -1,40 +1,29 @@
-"""What the hidden-test cells of an nbgrader notebook call: grade the code the notebook ran.
+"""Grade the code a notebook's kernel ran, from inside that kernel: for instructors by hand.
 
-A hidden-test cell of an assignment notebook (``assignments/``) reads, in the instructor's source
-version::
+Stored grades do not come from here. ``nbgrader autograde`` grades with the preprocessor
+:class:`autograder.nbgrader.preprocessor.GradeWithAutograder`, in nbgrader's own process, from
+the submitted notebook's cells; the grade cells of the assignment notebooks hold only a comment
+(see ``assignments/make_notebooks.py``). Anything that runs in a student's kernel can be rewritten
+by the student's code (this module can be monkeypatched there), so it must never be what a
+gradebook stores.
 
-    # autograder test cell: hidden correctness tests (60 points) ...
-    ### BEGIN HIDDEN TESTS
+An instructor trying a notebook in Jupyter can add a cell::
+
     from autograder.nbgrader.cells import grade_this_notebook
     grade_this_notebook("tiled_matmul", "correctness")
-    ### END HIDDEN TESTS
 
-``nbgrader generate_assignment`` removes the hidden part from the students' copy and
-``nbgrader autograde`` puts it back. When the cell runs, :func:`grade_this_notebook`
+:func:`grade_this_notebook`
 
 1. collects the code this kernel has executed so far (IPython's input history, in order), leaving
    out IPython magics and the autograder's own test cells (those whose source contains
    :data:`TEST_CELL_MARKER` or calls ``grade_this_notebook``), exactly as
    :mod:`autograder.submission` does for a notebook file;
-2. grades it with :func:`autograder.grader.grade`, which runs the student's code in child processes
-   with hard timeouts, so a spinning kernel never hangs the notebook;
-3. keeps the :class:`~autograder.results.ExerciseResult` in this kernel, so the next grade cells of
-   the same notebook (concept, timing) reuse it instead of grading again;
-4. prints the tests of the part the cell grades, and returns that part's points as a float.
-
-nbgrader (≥ 0.6; see ``nbgrader.utils.determine_grade`` / ``get_partial_grade`` in 0.9.6) takes
-the number a grade cell *outputs* as partial credit. The call must therefore be the cell's last
-expression, and the cell's ``points`` must equal the part's maximum (``get_partial_grade`` rejects
-a score above the cell's points). Anything a grade cell writes to standard error makes nbgrader
-give it zero, so the report goes to standard output only.
-
-Trust: as with every nbgrader hidden test, this runs in the kernel that ran the student's code, so
-a student who monkeypatches this module (or ``autograder.grader``) in the notebook can fake the
-points. The student's *kernel* code itself never runs here (grading happens in child processes),
-and ``autograder batch`` on the submitted notebooks grades without running anything of the
-student's in the grader's process: use it to confirm nbgrader's scores. A notebook whose kernel
-dies (``os._exit``) is not graded by nbgrader at all ("Kernel died"), so it cannot earn the
-full credit nbgrader gives a grade cell without output.
+2. grades it with :func:`autograder.grader.grade`, which runs the code in child processes with
+   hard timeouts;
+3. keeps the :class:`~autograder.results.ExerciseResult` in this kernel, so later calls for the
+   other parts with the same code reuse it;
+4. prints the part's tests as the grader reported them (hidden sizes and the seed included:
+   :func:`autograder.nbgrader.cellreport.render_part`) and returns that part's points.
 """
 
 from __future__ import annotations
@@ -49,15 +38,20 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from ..results import ExerciseResult, Kind, Status
+from ..results import ExerciseResult, Kind
 from ..submission import Source, notebook_source
+from .cellreport import part_points, render_part
+
+__all__ = ["TEST_CELL_MARKER", "DEVICE_ENV", "is_test_cell", "executed_cells",
+           "executed_notebook", "executed_source", "part_points", "grade_this_notebook",
+           "cached_result"]
 
 #: A code cell whose source contains this line is one of the autograder's own test cells
 #: (public or hidden): it is left out of the code that is graded.
 TEST_CELL_MARKER = "# autograder test cell"
 
-#: Environment variable naming the device the hidden tests grade on: ``auto`` (the default),
-#: ``gpu`` or ``sim``. Read in the notebook's kernel (the grading children never see it).
+#: Environment variable naming the device to grade on: ``auto`` (the default), ``gpu`` or ``sim``.
+#: Read by :func:`grade_this_notebook` and by the grading preprocessor (in nbgrader's process).
 DEVICE_ENV = "KERNELGRADE_DEVICE"
 
 #: Results already computed in this kernel, keyed by (exercise, device, seed, source digest).
@@ -116,14 +110,6 @@ def executed_source(cells: Sequence[str], name: str = "this notebook") -> Source
     return notebook_source(json.dumps(executed_notebook(cells)), name)
 
 
-def part_points(result: ExerciseResult, kind: str | Kind) -> tuple[float, float]:
-    """``(points, max_points)`` of the tests of one kind (``correctness``, ``concept``,
-    ``timing`` or ``diagnostic``) in ``result``. Raises ``ValueError`` for another kind."""
-    kind = Kind(kind)
-    tests = [t for t in result.tests if t.kind is kind]
-    return (round(sum(t.points for t in tests), 4), round(sum(t.max_points for t in tests), 4))
-
-
 def _grade_cells(cells: Sequence[str], exercise: str, device: str, seed: int | None
                  ) -> tuple[ExerciseResult, bool]:
     """Grade the executed ``cells`` (or reuse this kernel's earlier result); returns
@@ -146,28 +132,6 @@ def _grade_cells(cells: Sequence[str], exercise: str, device: str, seed: int | N
     return result, True
 
 
-def _report(result: ExerciseResult, kind: Kind, fresh: bool, out) -> None:
-    points, max_points = part_points(result, kind)
-    where = "the CUDA simulator" if result.device == "sim" else result.device.partition(":")[2]
-    if fresh:
-        print(f"{result.exercise}: graded the code this notebook ran on {where}: "
-              f"{result.score:g} / {result.max_score:g} points in all"
-              + (" (provisional: some tests need a GPU)" if result.provisional else ""), file=out)
-        if result.seed is not None:
-            print(f"  seed {result.seed} (replay: autograder grade NOTEBOOK --exercise "
-                  f"{result.exercise} --seed {result.seed})", file=out)
-        for note in result.notes:
-            print("  " + note.replace("\n", "\n  "), file=out)
-        print(file=out)
-    print(f"{kind.value}: {points:g} / {max_points:g}", file=out)
-    for t in result.tests:
-        if t.kind is not kind:
-            continue
-        mark = {Status.PASSED: "ok  ", Status.SKIPPED: "skip"}.get(t.status, "FAIL")
-        print(f"  [{mark}] {t.name}: {t.points:g}/{t.max_points:g} ({t.status.value}) "
-              f"{t.message}", file=out)
-
-
 def grade_this_notebook(exercise: str, kind: str, device: str | None = None,
                         seed: int | None = None, cells: Sequence[str] | None = None) -> float:
     """Grade the code this notebook has run for ``exercise``; return the points of one part.
@@ -183,7 +147,8 @@ def grade_this_notebook(exercise: str, kind: str, device: str | None = None,
     The first call in a kernel grades every part at once (in child processes with timeouts; on the
     simulator about 15 s for ``tiled_matmul``); later calls with the same code reuse that result.
     Prints the part's tests to standard output and returns its points (a float between 0 and the
-    part's maximum), which nbgrader records as the grade cell's partial credit.
+    part's maximum). For trying a notebook by hand: stored grades come from
+    :class:`autograder.nbgrader.preprocessor.GradeWithAutograder`, never from a kernel.
 
     Raises ``ValueError`` for an unknown ``kind`` or ``device``,
     :class:`autograder.exercises.UnknownExercise` for an unknown exercise, and ``RuntimeError``
@@ -200,7 +165,7 @@ def grade_this_notebook(exercise: str, kind: str, device: str | None = None,
     with warnings.catch_warnings(), contextlib.redirect_stderr(out):
         warnings.simplefilter("ignore")
         result, fresh = _grade_cells(list(cells), exercise, device, seed)
-    _report(result, part, fresh, out)
+    out.write(render_part(result, part, with_header=fresh, reveal_hidden=True))
     points, _ = part_points(result, part)
     return float(points)
 

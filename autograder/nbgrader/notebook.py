@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -28,6 +29,27 @@ BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
+
+
+#: The grade_id of the grade cell that holds one part of an exercise's grade:
+#: ``"<exercise>-hidden-<part>"``, e.g. ``"tiled_matmul-hidden-correctness"``. The grading
+#: preprocessor (:class:`autograder.nbgrader.preprocessor.GradeWithAutograder`) finds these cells
+#: by this id, which nbgrader checks against the gradebook before grading.
+HIDDEN_GRADE_ID = "{exercise}-hidden-{part}"
+_HIDDEN_ID = re.compile(r"(?P<exercise>[A-Za-z0-9_]+)-hidden-(?P<part>correctness|concept|timing)")
+
+
+def hidden_grade_id(exercise: str, part: str | Kind) -> str:
+    """The grade_id of the grade cell of ``part`` (correctness, concept or timing) of
+    ``exercise``: see :data:`HIDDEN_GRADE_ID`."""
+    return HIDDEN_GRADE_ID.format(exercise=exercise, part=Kind(part).value)
+
+
+def parse_hidden_grade_id(grade_id: str) -> tuple[str, Kind] | None:
+    """``(exercise, part)`` of a grade cell id made by :func:`hidden_grade_id`, else None (an
+    instructor's own grade cells, public tests, anything else)."""
+    m = _HIDDEN_ID.fullmatch(grade_id or "")
+    return (m["exercise"], Kind(m["part"])) if m else None
 
 
 def _meta(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False,

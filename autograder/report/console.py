@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..results import ExerciseResult, Status
+from .export import note
 
 STATUS_STYLE = {
     Status.PASSED: "green", Status.FAILED: "red", Status.ERROR: "red",
@@ -17,16 +18,18 @@ STATUS_STYLE = {
 
 
 def result_table(result: ExerciseResult) -> Table:
-    """One row per test: name, kind, status, points, and what went wrong."""
+    """One row per test: name, kind, status, points, and what went wrong. Names and messages
+    are plain text (``Text``), never rich markup: quoted code such as ``sA[ty, tx]`` stays."""
     title = (f"{result.exercise} — {result.submission} on {result.device}: "
              f"{result.score:g} / {result.max_score:g}"
-             + (" (provisional)" if result.provisional else ""))
-    table = Table(title=title, show_lines=False, expand=False)
+             + (f" ({result.provisional_note})" if result.provisional else ""))
+    table = Table(title=Text(title), show_lines=False, expand=False)
     for col in ("test", "kind", "status", "points", "message"):
         table.add_column(col, overflow="fold")
     for t in result.tests:
-        table.add_row(t.name, t.kind.value, Text(t.status.value, style=STATUS_STYLE[t.status]),
-                      f"{t.points:g}/{t.max_points:g}", t.message)
+        table.add_row(Text(t.name), t.kind.value,
+                      Text(t.status.value, style=STATUS_STYLE[t.status]),
+                      f"{t.points:g}/{t.max_points:g}", Text(t.message))
     return table
 
 
@@ -35,8 +38,10 @@ def print_result(result: ExerciseResult, console: Console | None = None) -> None
     console.print(result_table(result))
     if result.seed is not None:
         console.print(f"seed {result.seed} (replay with --seed {result.seed})", style="dim")
-    for note in result.notes:
-        console.print(note, style="dim")
+    for text in result.notes:
+        console.print(Text(text, style="dim"))
+    for text in result.instructor_notes:  # `grade` on a console is the instructor's view
+        console.print(Text("instructor: " + text, style="dim"))
 
 
 def summary(result: dict) -> str:
@@ -48,13 +53,16 @@ def summary(result: dict) -> str:
 
 
 def class_table(rows: list[dict], title: str = "Class scores") -> Table:
-    """``rows``: dicts with student, exercise, score, max_score, provisional, summary;
-    ``*`` marks a provisional score (some tests skipped, e.g. timing on the simulator)."""
-    table = Table(title=title, caption="* provisional: some tests were skipped (timing and "
-                  "the largest sizes need a GPU)")
+    """``rows``: dicts with student, exercise, score, max_score, provisional, summary and
+    ``result`` (the stored result dict, for the points still pending); a provisional score
+    reads "60 / 100 (provisional: 40 points need a GPU)"."""
+    table = Table(title=title)
     for col in ("student", "exercise", "score", "summary"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        score = f"{r['score']:g} / {r['max_score']:g}" + (" *" if r.get("provisional") else "")
-        table.add_row(r["student"], r["exercise"], score, r.get("summary", ""))
+        pending = note(r["result"]) if "result" in r else (
+            "provisional" if r.get("provisional") else "")
+        score = f"{r['score']:g} / {r['max_score']:g}" + (f" ({pending})" if pending else "")
+        table.add_row(Text(r["student"]), Text(r["exercise"]), score,
+                      Text(r.get("summary", "")))
     return table

@@ -1,5 +1,12 @@
-"""Exports of a batch's results (``autograder export``): CSV of the class, Gradescope
-``results.json`` per submission, or all results as one JSON list."""
+"""Exports of results (``autograder export``, the Gradescope runner): CSV of the class,
+Gradescope ``results.json``, or all results as one JSON list.
+
+Every format says when a score is not final, in the one wording of
+:func:`autograder.results.provisional_note` ("provisional: 40 points need a GPU"). Rows come
+from :meth:`autograder.store.ResultStore.rows`; each holds a ``result`` dict
+(:meth:`autograder.results.ExerciseResult.to_dict`). Results stored before ``pending_points``
+existed lack it: it is then derived from the skipped tests' ``max_points``.
+"""
 
 from __future__ import annotations
 
@@ -8,36 +15,129 @@ import io
 import json
 from pathlib import Path
 
+from ..results import provisional_note
+
+CSV_COLUMNS = ["student", "exercise", "score", "max_score", "provisional", "device", "key",
+               "pending_points", "note"]
+
+# Gradescope's test visibility for ours: hidden tests appear once grades are published.
+_GS_VISIBILITY = {"hidden": "after_published", "public": "visible"}
+
+
+def pending_points(result: dict) -> float:
+    """Points of the skipped tests of ``result`` (an ``ExerciseResult.to_dict()``): its
+    ``pending_points``, or, for an older stored result without it, the sum of the skipped
+    tests' ``max_points``."""
+    if result.get("pending_points") is not None:
+        return float(result["pending_points"])
+    return round(sum(t["max_points"] for t in result.get("tests", [])
+                     if t["status"] == "skipped"), 4)
+
+
+def is_provisional(result: dict) -> bool:
+    """True when some test of ``result`` was skipped (its score is not final)."""
+    if "provisional" in result:
+        return bool(result["provisional"])
+    return any(t["status"] == "skipped" for t in result.get("tests", []))
+
+
+def note(result: dict) -> str:
+    """``"provisional: N points need a GPU"`` for a provisional ``result`` dict, else ``""``."""
+    return provisional_note(pending_points(result)) if is_provisional(result) else ""
+
 
 def to_csv(rows: list[dict]) -> str:
-    """One line per submission: student, exercise, score, max_score, provisional, device, key."""
+    """One line per submission; columns :data:`CSV_COLUMNS` (the first seven as before, then
+    ``pending_points`` and ``note``, the provisional wording or empty)."""
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["student", "exercise", "score", "max_score", "provisional", "device", "key"])
+    w.writerow(CSV_COLUMNS)
     for r in rows:
+        res = r["result"]
         w.writerow([r["student"], r["exercise"], r["score"], r["max_score"],
-                    bool(r["provisional"]), r["device"], r["key"]])
+                    bool(r["provisional"]), r["device"], r["key"],
+                    f"{pending_points(res):g}", note(res)])
     return out.getvalue()
 
 
-def to_gradescope(result: dict) -> dict:
-    """Gradescope's ``results.json`` for one result; hidden tests are ``after_published``."""
+def _device_words(device: str) -> str:
+    if device == "sim":
+        return "the Numba CUDA simulator (no GPU)"
+    return device.removeprefix("gpu:") if device.startswith("gpu:") else device
+
+
+def _gs_status(status: str) -> str:
+    # Gradescope knows "passed" and "failed" only; error and timeout lost points: failed.
+    return "passed" if status == "passed" else "failed"
+
+
+def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
+    """Gradescope's ``results.json`` (its autograder specification) for one result dict.
+
+    ``execution_time``: the grading's wall time in seconds (default: the child processes' wall
+    time recorded in ``phases_s["total"]``, else 0); written as whole seconds, as in the spec.
+    Tests have ``name``, ``score``, ``max_score``, ``status`` (``passed`` or ``failed``: error
+    and timeout are failed), ``output``, ``visibility`` (hidden tests ``after_published``) and
+    ``tags`` (the test's kind). Skipped tests are left out of ``tests``: they earned nothing and
+    lost nothing; the top-level ``output`` names them with the provisional wording, and
+    ``extra_data`` (stored, not shown to students) carries ``provisional``, ``pending_points``,
+    ``skipped``, ``device``, the secret ``seed`` an instructor replays the run with and the
+    ``instructor_notes`` (sandbox mode, skipped statements), which ``output`` leaves out.
+    """
+    if execution_time is None:
+        execution_time = float(result.get("phases_s", {}).get("total", 0.0))
+    skipped = [t for t in result["tests"] if t["status"] == "skipped"]
+    lines = [f"Graded on {_device_words(result['device'])}: "
+             f"{result['score']:g} of {result['max_score']:g} points."]
+    if skipped:
+        lines.append(f"This score is {note(result)}: these tests were not graded here and are "
+                     "not part of it:")
+        lines += [f"- {t['name']} ({t['max_points']:g} points): {t['message']}" for t in skipped]
+    lines += list(result.get("notes", []))
     return {
         "score": result["score"],
-        "output": (f"Graded on {result['device']}"
-                   + (" (provisional: some tests were skipped)" if result["provisional"] else "")),
+        "execution_time": int(round(execution_time)),
+        "output": "\n".join(lines),
+        "extra_data": {
+            "provisional": is_provisional(result),
+            "pending_points": pending_points(result),
+            "skipped": [t["name"] for t in skipped],
+            "device": result["device"],
+            "seed": result.get("seed"),
+            "instructor_notes": list(result.get("instructor_notes", [])),
+        },
         "tests": [
             {
                 "name": t["name"],
                 "score": t["points"],
                 "max_score": t["max_points"],
-                "status": "passed" if t["status"] == "passed" else "failed",
+                "status": _gs_status(t["status"]),
                 "output": t["message"],
-                "visibility": "after_published" if t["visibility"] == "hidden" else "visible",
+                "visibility": _GS_VISIBILITY.get(t["visibility"], "after_published"),
                 "tags": [t["kind"]],
             }
-            for t in result["tests"]
+            for t in result["tests"] if t["status"] != "skipped"
         ],
+    }
+
+
+def gradescope_grader_failure(message: str, execution_time: float) -> dict:
+    """Gradescope's ``results.json`` when the grader itself could not grade (a
+    :class:`autograder.errors.GraderSetupError` or a crash of the grader): no ``score`` at all,
+    so that no number is given to Gradescope to record as the student's grade, an ``output``
+    saying the grader failed and that this is not the score, and one informational test (no
+    points, status ``failed``) naming the cause. ``extra_data["grader_failed"]`` is true."""
+    text = ("The autograder could not grade this submission because of a problem with the "
+            "grader's own setup, not with your code. This is not your score: please tell your "
+            "instructor, who will regrade this submission once the grader is fixed (your code "
+            "does not need to change).\n"
+            f"Cause (for the instructor): {message}")
+    return {
+        "execution_time": int(round(execution_time)),
+        "output": text,
+        "extra_data": {"grader_failed": True, "final": False, "cause": message},
+        "tests": [{"name": "grader setup", "status": "failed", "output": text,
+                   "visibility": "visible"}],
     }
 
 
@@ -53,5 +153,9 @@ def write_gradescope(rows: list[dict], out_dir: Path) -> list[Path]:
 
 
 def to_json(rows: list[dict]) -> str:
-    return json.dumps([dict(r["result"], student=r["student"], key=r["key"]) for r in rows],
+    """All results as one JSON list: each result dict with ``student``, ``key``,
+    ``pending_points`` and ``provisional_note`` (the wording, or empty)."""
+    return json.dumps([dict(r["result"], student=r["student"], key=r["key"],
+                            pending_points=pending_points(r["result"]),
+                            provisional_note=note(r["result"])) for r in rows],
                       indent=2)

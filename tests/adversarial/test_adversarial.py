@@ -115,17 +115,13 @@ def test_hostile_submission_gets_nothing_and_the_grader_carries_on(path: Path):
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    start = time.monotonic()
     try:
         result = grade_file(path, h["exercise"][0], limits=limits)
-        elapsed = time.monotonic() - start
         watching.set()
         watcher.join()
         shown = "\n".join(f"  {t.name}: {t.status.value} {t.message[:160]}" for t in result.tests)
 
         assert result.score == 0, f"{path.name} scored {result.score}:\n{shown}"
-        # Two children at most, each within its total deadline (plus start-up under load).
-        assert elapsed < 2 * limits.total_timeout + 30, f"took {elapsed:.0f} s"
         problems = [str(e) for e in known_bad.expectations(path)
                     if e.applies_to(result.device) and not e.holds(result)]
         assert not problems, f"{path.name}: {problems}\n{shown}"

@@ -23,7 +23,7 @@ def tiled_matmul(A, B, C):
 HISTORY = [
     "import numpy as np",                                           # In [1]
     KERNEL_CELL,                                                     # In [2]
-    cells.TEST_CELL_MARKER + ": public tests\ncheck_tiled_matmul(16)",  # In [3]
+    cells.TEST_CELL_MARKER + ': public tests\nrun_public_tests("tiled_matmul")',  # In [3]
     "%%bash\necho hi",                                              # In [4]
     "print('scratch')",                                             # In [5]
     cells.TEST_CELL_MARKER + ': hidden\ngrade_this_notebook("tiled_matmul", "correctness")',
@@ -63,7 +63,7 @@ def test_executed_source_leaves_out_magics_and_test_cells_and_keeps_cell_numbers
     src = cells.executed_source(HISTORY)
     assert "def tiled_matmul" in src.text and "import numpy as np" in src.text
     assert "print('scratch')" in src.text
-    for gone in ("%time", "nvidia-smi", "echo hi", "check_tiled_matmul", "grade_this_notebook"):
+    for gone in ("%time", "nvidia-smi", "echo hi", "run_public_tests", "grade_this_notebook"):
         assert gone not in src.text, gone
     compile(src.text, "x", "exec")
     lineno = src.text.splitlines().index("    C[0, 0] = A[0, 0]") + 1
@@ -86,7 +86,7 @@ def test_returns_each_parts_points_and_grades_once(fake_grade, capsys):
     assert len(fake_grade) == 1  # the next grade cells reuse the kernel's result
     source, exercise, device = fake_grade[0]
     assert exercise == "tiled_matmul" and device == "sim"
-    assert "def tiled_matmul" in source.text and "check_tiled_matmul" not in source.text
+    assert "def tiled_matmul" in source.text and "run_public_tests" not in source.text
     out = capsys.readouterr()
     assert out.err == ""  # nbgrader gives 0 to a grade cell that writes to stderr
     assert "correctness: 5 / 15" in out.out and "289 of 289 elements wrong" in out.out

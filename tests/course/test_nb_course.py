@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 import shutil
 
-import nbformat
 import pytest
 from .nbhelpers import (ASSIGNMENTS, ROOT, TEST_DEVICE, expected_parts, load_script, nbgrader,
                         scores, split_solution, submit, written_names)
 from traitlets.config.loader import PyFileConfigLoader
+from traitlets.utils.importstring import import_item
 from typer.testing import CliRunner
 
 from autograder import exercises
 from autograder.cli import app
 from autograder.nbgrader import notebook as nbb
-from autograder.nbgrader.course import CourseError, build_course
+from autograder.nbgrader.course import AFTER_EXECUTE, NEVER_EXECUTE, CourseError, build_course
 
 PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
 
@@ -24,7 +24,7 @@ PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
 # --- building the course (no nbgrader run) ------------------------------------------------------
 
 def test_build_writes_config_and_copies_the_source_notebooks(tmp_path):
-    root = build_course(tmp_path / "course", device="sim", cell_timeout=33, grading_timeout=444)
+    root = build_course(tmp_path / "course", device="sim", cell_timeout=33)
     for assignment, (_, nb_name) in ASSIGNMENTS.items():
         copied = root / "source" / assignment / nb_name
         assert copied.read_bytes() == (ROOT / "assignments" / assignment / nb_name).read_bytes()
@@ -34,11 +34,22 @@ def test_build_writes_config_and_copies_the_source_notebooks(tmp_path):
     assert cfg.CourseDirectory.db_url == f"sqlite:///{root / 'gradebook.db'}"
     assert cfg.Execute.raise_on_iopub_timeout is False
     assert cfg.Execute.interrupt_on_timeout is True
-    assert cfg.ExecutePreprocessor.timeout == 444 and cfg.Execute.timeout == 444
-    per_cell = cfg.Execute.timeout_func
-    assert per_cell(nbformat.v4.new_code_cell("while True: pass")) == 33
-    assert per_cell(nbformat.v4.new_code_cell('grade_this_notebook("x", "concept")')) == 444
+    assert cfg.ExecutePreprocessor.timeout == 33 and cfg.Execute.timeout == 33
+    # by default the notebooks are never run: our grading takes Execute's place
+    steps = list(cfg.Autograde.autograde_preprocessors)
+    assert steps == list(NEVER_EXECUTE) and not any("Execute" in s for s in steps)
+    assert steps.index("nbgrader.preprocessors.SaveAutoGrades") < steps.index(
+        "autograder.nbgrader.savenotes.SaveGradingNotes")
+    assert cfg.GradeWithAutograder.allow_provisional is False
     assert "generate_assignment" in (root / "README.md").read_text()
+    for step in steps + [cfg.ExportApp.plugin_class]:  # every name nbgrader will import
+        assert import_item(step)
+    other = build_course(tmp_path / "run", device="sim", run_notebooks=True,
+                         allow_provisional=True)
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(other)).load_config()
+    assert list(cfg.Autograde.autograde_preprocessors) == list(AFTER_EXECUTE)
+    assert AFTER_EXECUTE[0] == "nbgrader.preprocessors.Execute"
+    assert cfg.GradeWithAutograder.allow_provisional is True
 
 
 def test_build_refuses_to_overwrite_a_course_and_bad_arguments(tmp_path):
@@ -59,7 +70,15 @@ def test_cli_course_build(tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "c" / "submitted" / "alice" / "01_tiled_matmul" /
             "tiled_matmul.ipynb").is_file()
-    assert "KERNELGRADE_DEVICE\", 'sim'" in (tmp_path / "c" / "nbgrader_config.py").read_text()
+    config = (tmp_path / "c" / "nbgrader_config.py").read_text()
+    assert "KERNELGRADE_DEVICE\", 'sim'" in config
+    assert "c.GradeWithAutograder.allow_provisional = False" in config
+    result = runner.invoke(app, ["course", "build", str(tmp_path / "d"), "--device", "sim",
+                                 "--allow-provisional", "--run-notebooks"])
+    assert result.exit_code == 0, result.output
+    config = (tmp_path / "d" / "nbgrader_config.py").read_text()
+    assert "c.GradeWithAutograder.allow_provisional = True" in config
+    assert "'nbgrader.preprocessors.Execute'" in config
     again = runner.invoke(app, ["course", "build", str(tmp_path / "c")])
     assert again.exit_code == 2 and "--force" in again.output
 
@@ -73,7 +92,7 @@ def test_release_has_no_solution_code_and_no_hidden_tests(released_course, assig
     release = nbb.read(released_course / "release" / assignment / nb_name)
     text = json.dumps(release)
     for secret in (nbb.BEGIN_SOLUTION, nbb.END_SOLUTION, nbb.BEGIN_HIDDEN, nbb.END_HIDDEN,
-                   "grade_this_notebook", "autograder.nbgrader"):
+                   "grade_this_notebook", "autograder.nbgrader.cells"):
         assert secret not in text, secret
     (answer,) = nbb.cells_with(nbb.read(ROOT / "assignments" / assignment / nb_name),
                                solution=True)
@@ -88,11 +107,12 @@ def test_release_has_no_solution_code_and_no_hidden_tests(released_course, assig
     assert sum(c.metadata.nbgrader.points for c in graded) == ex.max_score
     assert all(c.metadata.nbgrader.locked for c in graded)
     public = [c for c in graded if c.metadata.nbgrader.points == 0]
-    assert len(public) == 1 and f"check_{exercise}" in public[0].source  # public tests stay
+    assert len(public) == 1 and f'run_public_tests("{exercise}")' in public[0].source  # stays
     hidden = [c for c in graded if c.metadata.nbgrader.points > 0]
     assert len(hidden) == len(expected_parts(ex))
-    for cell in hidden:  # only the comment is left
+    for cell in hidden:  # only the comment, and no module to import
         assert all(ln.startswith("#") for ln in cell.source.splitlines())
+        assert "autograder." not in cell.source
 
 
 def test_example_class_is_made_from_the_release_notebooks(released_course):
@@ -138,7 +158,8 @@ def test_autograded_notebook_shows_the_student_what_failed(autograded_course):
                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id", "").endswith(
                    "hidden-correctness")]
     text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-    assert "correctness: " in text and "width 17" in text
+    assert "correctness: " in text and "public: width 17" in text
+    assert "hidden: width" not in text and "hidden test 1: " in text  # no hidden sizes
     if TEST_DEVICE == "sim":
         assert "IndexError" in text and "cell 2, line" in text  # points at bob's line
     (result,) = [o for o in cell.outputs if o.output_type == "execute_result"]
@@ -156,8 +177,7 @@ def test_autograde_survives_an_endless_loop_and_code_that_does_not_parse(release
     course = shutil.copytree(released_course, tmp_path / "course")
     for student in ("erin", "frank"):
         submit(course, student, "02_matmul_any_size")
-    nbgrader(course, "autograde", "02_matmul_any_size", "--log-level=WARN",
-             KERNELGRADE_CELL_TIMEOUT="10")
+    nbgrader(course, "autograde", "02_matmul_any_size", "--log-level=WARN")
     messages = {}
     for student in ("erin", "frank"):
         got = scores(course, "02_matmul_any_size", student)

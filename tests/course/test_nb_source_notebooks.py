@@ -15,7 +15,7 @@ from autograder.nbgrader.cells import TEST_CELL_MARKER
 from autograder.submission import load_source
 
 PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
-CALL = re.compile(r'grade_this_notebook\("(\w+)", "(\w+)"\)')
+PUBLIC_CALL = re.compile(r'run_public_tests\("(\w+)"\)')
 #: what each task text must say: the lesson it comes from (and grid_barrier's goal rule)
 TASK_PHRASES = {"tiled_matmul": ("Day 10: Shared Memory Fundamentals",),
                 "matmul_any_size": ("Lectures 2.7 and 2.8",),
@@ -71,12 +71,12 @@ def test_grade_cells_carry_the_exercise_points_per_part(assignment):
     expected = expected_parts(ex)
     got = {}
     for cell in nbb.cells_with(nb, grade=True):
-        calls = CALL.findall(cell.source)
-        if not calls:
+        parsed = nbb.parse_hidden_grade_id(cell.metadata.nbgrader.grade_id)
+        if not parsed:
             continue
-        ((name, kind),) = calls
+        name, kind = parsed
         assert name == ex.name
-        got[kind] = cell.metadata.nbgrader.points
+        got[kind.value] = cell.metadata.nbgrader.points
     assert got == expected
     assert sum(got.values()) == ex.max_score
 
@@ -85,33 +85,27 @@ def test_grade_cells_carry_the_exercise_points_per_part(assignment):
 def test_hidden_tests_are_hidden_and_public_tests_are_read_only(assignment):
     ex, nb = source_nb(assignment)
     graded = nbb.cells_with(nb, grade=True)
-    hidden = [c for c in graded if "grade_this_notebook" in c.source]
+    hidden = [c for c in graded if nbb.parse_hidden_grade_id(c.metadata.nbgrader.grade_id)]
     public = [c for c in graded if c not in hidden]
     assert len(hidden) == len(expected_parts(ex)) and len(public) == 1
     for cell in hidden:
+        # a marker comment only, the same in the students' copy: no module to patch, no hidden
+        # size; the grading preprocessor finds the cell by its grade_id
         assert cell.metadata.nbgrader.locked and not cell.metadata.nbgrader.solution
-        inside = cell.source.split(nbb.BEGIN_HIDDEN)[1].split(nbb.END_HIDDEN)[0]
-        assert "grade_this_notebook" in inside and "import" in inside
-        # the call is the cell's last line, so its value is the cell's output (partial credit)
-        assert CALL.fullmatch(cell.source.split(nbb.END_HIDDEN)[0].strip().splitlines()[-1])
+        assert cell.source.startswith(TEST_CELL_MARKER)
+        assert all(ln.startswith("# ") for ln in cell.source.splitlines()), cell.source
+        assert "autograder." not in cell.source and nbb.BEGIN_HIDDEN not in cell.source
     (cell,) = public
     meta = cell.metadata.nbgrader
     assert meta.points == 0 and meta.locked and TEST_CELL_MARKER in cell.source
     assert nbb.BEGIN_HIDDEN not in cell.source
-    assert f"def check_{ex.name}(" in cell.source
-    # it launches the student's kernel, calls the device function from a kernel, or calls the
-    # functions of its public cases
-    if ex.contract.functions:
-        for case in ex.cases:
-            if case.visibility == "public":
-                assert f"{case.params['call']},\n" in cell.source
-    elif ex.contract.device_function:
-        # from a kernel of the cell's own, or the autograder's (through its driver)
-        assert f"{ex.contract.kernel}(" in cell.source
-        assert ("@cuda.jit\n" in cell.source
-                or f"from autograder.drivers import {ex.name} as driver" in cell.source)
-    else:
-        assert f"{ex.contract.kernel}[" in cell.source
+    # it hands the notebook's code to the grader (child processes with time limits): the cell
+    # itself never launches or calls the student's code
+    call = PUBLIC_CALL.fullmatch(cell.source.strip().splitlines()[-1])
+    assert call and call[1] == ex.name
+    assert "from autograder.nbgrader.public import run_public_tests" in cell.source
+    for name in written_names(ex):
+        assert f"{name}[" not in cell.source and f"{name}(" not in cell.source, name
 
 
 @PARAMS
@@ -158,5 +152,5 @@ def test_graded_source_of_the_notebook_leaves_test_cells_out(assignment):
     for name in written_names(ex):
         assert f"def {name}(" in src.text
     assert "grade_this_notebook" not in src.text
-    assert f"def check_{ex.name}" not in src.text  # the public tests
+    assert "run_public_tests" not in src.text  # the public tests
     compile(src.text, "nb", "exec")

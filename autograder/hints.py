@@ -1,0 +1,431 @@
+"""Performance hints: why a correct kernel may be slow, each naming the line it comes from.
+
+Read off what the grader already has, so no extra run is needed:
+
+- the PTX Numba compiled from the student's source (``.loc`` line info; :mod:`autograder.ptx`):
+  float64 arithmetic and conversions in a float32 kernel (``tmp = 0.``, a ``/`` division) and
+  static shared memory per block;
+- on a GPU, the child's ``device`` record (the driver's device attributes: SMs, per-SM limits
+  of threads, blocks, shared memory and registers; :class:`DeviceLimits`) and ``kernel`` record
+  (Numba's registers per thread and shared memory per block of the compiled kernel;
+  :class:`KernelFacts`): the occupancy (lecture 2.1's calculator, the ``occupancy`` exercise's
+  instructor solution, plus the register limit) and the grid's blocks against the SMs. On the
+  simulator, the per-SM limits come from :data:`SM_LIMITS` by the PTX's compute capability
+  (shared memory only: registers need a GPU; the SM count too);
+- the instrumented simulator run (:mod:`autograder.instrument`): shared-memory bank conflicts,
+  divergent warp branches and uncoalesced global loads (32-byte sectors per warp request),
+  by line.
+
+:func:`find` returns :class:`Hint` objects, likeliest cause of a timing loss first;
+:func:`apply` adds them to a graded :class:`ExerciseResult`: one ``diagnostic`` test with no
+points (``"diagnostic: performance hints"``, always ``passed``: a hint is advice, not a verdict)
+whose ``details["hints"]`` holds them, and the likeliest cause appended to the message of a
+timing test that lost points. No existing verdict or score changes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+
+from .results import ExerciseResult, Kind, Status, TestResult
+
+NAME = "diagnostic: performance hints"
+
+UNAVAILABLE: tuple[str, ...] = ()  # every hint has its data on some backend
+
+# Per-SM limits by compute capability (CUDA C++ Programming Guide, "Technical Specifications per
+# Compute Capability"): max resident threads, max resident blocks, shared memory bytes. Only the
+# fallback where no driver answers (the simulator and compile-only path): on a GPU the child
+# reports the device's own attributes.
+SM_LIMITS = {
+    (7, 0): (2048, 32, 96 * 1024),
+    (7, 5): (1024, 16, 64 * 1024),
+    (8, 0): (2048, 32, 164 * 1024),
+    (8, 6): (1536, 16, 100 * 1024),
+    (8, 9): (1536, 24, 100 * 1024),
+    (9, 0): (2048, 32, 228 * 1024),
+}
+REGISTERS_PER_SM = 64 * 1024      # every compute capability in SM_LIMITS
+REGISTER_ALLOCATION_UNIT = 256    # registers are given to a warp in units of 256
+
+# Uncoalesced loads: a (line, array) whose warp requests move at least this many times the
+# sectors their distinct elements need, and at least MIN_SECTORS per request on average. The
+# instructor solutions stay at or under 1.5x (tiled matmul at an odd width: rows not aligned to
+# a 32-byte sector); a column read of float32 is 8x (32 sectors for 4), of float64 4x.
+UNCOALESCED_RATIO = 3.0
+UNCOALESCED_MIN_SECTORS = 8.0
+
+# How much of a timing loss each cause usually explains, for ordering (likeliest first).
+_WEIGHT = {"float64": 5.0, "uncoalesced": 4.0, "occupancy_shared": 4.0,
+           "occupancy_registers": 4.0, "bank_conflict": 3.0, "few_blocks": 3.0,
+           "divergence": 2.0}
+
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+_TARGET = re.compile(r"^\s*\.target\s+sm_(\d+)(\d)", re.M)
+_F64 = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z]+(?:\.[a-z0-9]+)*\.f64(?:\.[a-z0-9]+)*)\b")
+_FLOAT_LITERAL = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?\s*"
+                            r"(?:#.*)?$")
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """What bounds resident blocks on one SM, and the SM count. ``sm_count``: None when unknown
+    (no GPU); ``registers_per_sm``: 32-bit registers; ``shared_per_sm`` and
+    ``reserved_shared_per_block`` in bytes; ``source``: where the numbers came from (``"the
+    driver"`` or ``"compute capability 9.0"``)."""
+
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    shared_per_sm: int
+    registers_per_sm: int = REGISTERS_PER_SM
+    sm_count: int | None = None
+    reserved_shared_per_block: int = 0
+    source: str = "the driver"
+
+    @classmethod
+    def from_record(cls, rec: dict | None) -> "DeviceLimits | None":
+        """From the GPU child's ``device`` record (:func:`autograder.harness.device_facts`);
+        None when it lacks the per-SM limits (an older child, the simulator)."""
+        try:
+            return cls(int(rec["max_threads_per_sm"]), int(rec["max_blocks_per_sm"]),
+                       int(rec["shared_per_sm"]), int(rec["registers_per_sm"]),
+                       int(rec["multiprocessors"]), int(rec.get("reserved_shared_per_block", 0)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    @classmethod
+    def from_cc(cls, cc: tuple[int, int] | None) -> "DeviceLimits | None":
+        """The fallback table's limits for compute capability ``cc`` (no SM count)."""
+        t = SM_LIMITS.get(cc) if cc else None
+        return cls(*t, source=f"compute capability {cc[0]}.{cc[1]}") if t else None
+
+
+@dataclass(frozen=True)
+class KernelFacts:
+    """Numba's counts for the compiled kernel (GPU child's ``kernel`` record):
+    ``regs_per_thread`` (None: unknown, e.g. on the simulator) and ``shared_bytes`` of static
+    shared memory per block."""
+
+    regs_per_thread: int | None
+    shared_bytes: int
+
+    @classmethod
+    def from_record(cls, rec: dict | None) -> "KernelFacts | None":
+        try:
+            return cls(int(rec["regs_per_thread"]), int(rec["shared_bytes"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One likely cause of slowness. ``kind``: ``float64``, ``uncoalesced``, ``bank_conflict``,
+    ``divergence``, ``occupancy_shared``, ``occupancy_registers`` or ``few_blocks``; ``line``:
+    the submission's line (None for the whole
+    kernel); ``text``: the student-facing sentence, naming the line; ``weight``: how much of a
+    timing loss it usually explains (larger: likelier); ``also``: other lines the text names."""
+
+    kind: str
+    line: int | None
+    text: str
+    weight: float
+    also: tuple[int, ...] = ()  # other lines the text names (shown beside ``line``)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _where(source, line: int | None) -> str:
+    if not line:
+        return "your kernel"
+    code = source.line_text(line) if source is not None else ""
+    label = source.where(line) if source is not None else f"line {line}"
+    return label + (f" (`{code}`)" if code else "")
+
+
+def float64_sites(ptx: str, filename: str | None = None) -> dict[int, list[str]]:
+    """Lines of the source holding float64 instructions (``add.f64``, ``cvt.f64.f32``, ...), each
+    with the distinct opcodes found there; line 0 (no line info) is left out. ``filename``:
+    only ``.loc`` entries of a ``.file`` whose path ends with it count (None: any file)."""
+    files = {m.group(1): m.group(2) for m in map(_FILE.match, ptx.splitlines()) if m}
+    sites: dict[int, list[str]] = {}
+    line = 0
+    for text in ptx.splitlines():
+        m = _LOC.match(text)
+        if m:
+            fid, ln = m.group(1), int(m.group(2))
+            ok = filename is None or files.get(fid, "").endswith(filename)
+            line = ln if ok else 0
+            continue
+        m = _F64.match(text)
+        if m and line and not m.group(1).startswith(("ld.param", "mov")):
+            ops = sites.setdefault(line, [])
+            if m.group(1) not in ops:
+                ops.append(m.group(1))
+    return sites
+
+
+def _float64_hints(ptx: str, source, filename: str | None) -> list[Hint]:
+    sites = float64_sites(ptx, filename)
+    if not sites:
+        return []
+    lines = sorted(sites, key=lambda ln: (-len(sites[ln]), ln))
+    literal, literal_line = "", None
+    if source is not None:
+        for n, text in enumerate(source.text.splitlines(), 1):
+            m = _FLOAT_LITERAL.match(text)
+            if m and any(re.search(rf"\b{re.escape(m.group(1))}\b", source.line_text(ln) or "")
+                         for ln in sites):
+                literal = (f"; {_where(source, n)} starts {m.group(1)} from a Python float, "
+                           f"which Numba types float64: write float32(0.0)")
+                literal_line = n
+                break
+    first = lines[0]
+    more = (f" (also {', '.join(_where(source, ln) for ln in lines[1:3])})"
+            if len(lines) > 1 else "")
+    text = (f"{_where(source, first)}: float64 arithmetic in a float32 kernel "
+            f"({', '.join(sites[first][:4])}){more}; float64 runs at a fraction of float32 speed "
+            f"on most GPUs and doubles the registers{literal}. Keep every value float32 (no "
+            f"Python float literals, `//` instead of `/` for indices)")
+    also = tuple(lines[1:3]) + ((literal_line,) if literal_line else ())
+    return [Hint("float64", first, text, _WEIGHT["float64"], also)]
+
+
+def _bank_hints(report: dict | None, source) -> list[Hint]:
+    out = []
+    for c in (report or {}).get("bank_conflicts") or []:
+        if "file" in c or c.get("max_ways", 1) < 2:
+            continue
+        if c.get("conflicted_instructions", 0) < 0.25 * max(1, c.get("instructions", 1)):
+            continue
+        verb = "reading" if c.get("access") == "read" else "writing"
+        out.append(Hint("bank_conflict", c.get("line"), (
+            f"{_where(source, c.get('line'))}: {verb} shared array {c.get('array')} is a "
+            f"{c['max_ways']}-way bank conflict in {c['conflicted_instructions']} of "
+            f"{c['instructions']} warp accesses: accesses of one warp to one bank are served "
+            f"one after another. Pad the tile's inner dimension (TILE_DIM + 1) or change the "
+            f"access order"), _WEIGHT["bank_conflict"] * min(c["max_ways"], 32) / 32 + 1))
+    return out
+
+
+def _divergence_hints(report: dict | None, source) -> list[Hint]:
+    """Branch lines whose warps split in at least half their executions and at least twice per
+    warp of each block run (a bounds check splits only the edge blocks' warps, once or twice)."""
+    div = (report or {}).get("divergent_branches") or {}
+    block = (report or {}).get("blockdim") or [1, 1, 1]
+    warps = max(1, math.ceil(math.prod(block) / 32))
+    blocks = max(1, (report or {}).get("blocks_run") or 1)
+    out = []
+    for d in div.get("by_line") or []:
+        if "file" in d or d["divergent"] < 0.5 * d["warp_branches"]:
+            continue
+        if d["divergent"] < 2 * warps * blocks:
+            continue
+        out.append(Hint("divergence", d.get("line"), (
+            f"{_where(source, d.get('line'))}: this branch splits warps {d['divergent']} times "
+            f"out of {d['warp_branches']}: the lanes of a warp take different sides, so the "
+            f"warp runs both one after the other. Keep the active threads contiguous (e.g. "
+            f"`if tid < stride`) so whole warps take the same side"), _WEIGHT["divergence"]))
+    return out
+
+
+def _uncoalesced_hints(report: dict | None, source) -> list[Hint]:
+    """(line, array) pairs whose warp load requests move at least :data:`UNCOALESCED_RATIO`
+    times the 32-byte sectors their elements need (the instrumented run's
+    ``global_loads["coalescing"]``)."""
+    out = []
+    for c in ((report or {}).get("global_loads") or {}).get("coalescing") or []:
+        if "file" in c or not c.get("requests") or not c.get("ideal_sectors"):
+            continue
+        per = c["sectors"] / c["requests"]
+        ratio = c["sectors"] / c["ideal_sectors"]
+        if ratio < UNCOALESCED_RATIO or per < UNCOALESCED_MIN_SECTORS:
+            continue
+        ideal = c["ideal_sectors"] / c["requests"]
+        out.append(Hint("uncoalesced", c.get("line"), (
+            f"{_where(source, c.get('line'))}: the loads of {c['array']} are not coalesced: "
+            f"each warp's load touches {per:.3g} 32-byte sectors of global memory on average, "
+            f"where the elements it reads fit in {ideal:.3g}, so {ratio:.3g}x the traffic. "
+            f"Neighbouring threads (threadIdx.x) should read neighbouring elements: index the "
+            f"last dimension with the x thread index, or stage a tile through shared memory "
+            f"(read along rows, write it back transposed)"),
+            _WEIGHT["uncoalesced"] + min(ratio, 8.0) / 10))
+    return out
+
+
+def compute_capability(ptx: str) -> tuple[int, int] | None:
+    """The PTX's target (``.target sm_90`` → (9, 0)); None when absent."""
+    m = _TARGET.search(ptx)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def blocks_by_registers(threads_per_block: int, regs_per_thread: int,
+                        registers_per_sm: int = REGISTERS_PER_SM) -> int:
+    """Blocks of ``threads_per_block`` threads whose registers fit in one SM's register file:
+    each warp gets ``regs_per_thread * 32`` registers rounded up to a multiple of
+    :data:`REGISTER_ALLOCATION_UNIT` (256)."""
+    if regs_per_thread <= 0:
+        return 1 << 30
+    unit = REGISTER_ALLOCATION_UNIT
+    per_warp = -(-regs_per_thread * 32 // unit) * unit
+    warps = -(-threads_per_block // 32)
+    return (registers_per_sm // per_warp) // warps
+
+
+def occupancy(threads_per_block: int, shared_bytes: int, limits,
+              regs_per_thread: int | None = None) -> tuple[int, str]:
+    """(resident blocks per SM, the limit that binds: ``threads``, ``blocks``, ``shared`` or
+    ``registers``) for a block of ``threads_per_block`` threads, ``shared_bytes`` of static
+    shared memory and ``regs_per_thread`` registers (None: not counted), with the lecture's
+    calculator (the ``occupancy`` exercise's instructor solution) and the register file.
+    ``limits``: a :class:`DeviceLimits`, or (max threads, max blocks, shared bytes) per SM."""
+    from .exercises.occupancy import _solution
+
+    if not isinstance(limits, DeviceLimits):
+        limits = DeviceLimits(*limits)
+    calc = _solution()
+    max_threads, max_blocks, smem = (limits.max_threads_per_sm, limits.max_blocks_per_sm,
+                                     limits.shared_per_sm)
+    shared = shared_bytes + (limits.reserved_shared_per_block if shared_bytes else 0)
+    blocks = calc.resident_blocks_per_sm(threads_per_block, shared, max_threads, max_blocks,
+                                         smem)
+    by_threads = max_threads // (calc.warps_per_block(threads_per_block) * 32)
+    other = min(by_threads, max_blocks)
+    if regs_per_thread:
+        by_regs = blocks_by_registers(threads_per_block, regs_per_thread,
+                                      limits.registers_per_sm)
+        if by_regs < blocks:
+            return by_regs, "registers"
+    if shared and smem // shared == blocks and blocks < other:
+        return blocks, "shared"
+    return blocks, "threads" if by_threads <= max_blocks else "blocks"
+
+
+def _occupancy_hints(shared_bytes: int, threads: int, grid_blocks: int | None,
+                     limits: DeviceLimits, regs_per_thread: int | None = None) -> list[Hint]:
+    out = []
+    blocks, bound = occupancy(threads, shared_bytes, limits, regs_per_thread)
+    resident = blocks * threads
+    cap = limits.max_threads_per_sm
+    on = "" if limits.source == "the driver" else f" (limits of {limits.source})"
+    if bound == "shared" and resident < 0.5 * cap:
+        out.append(Hint("occupancy_shared", None, (
+            f"occupancy limited by shared memory: each block of {threads} threads declares "
+            f"{shared_bytes} bytes, so only {blocks} block(s) ({resident} of {cap} thread "
+            f"slots) fit on an SM of {limits.shared_per_sm // 1024} KB{on}; fewer resident "
+            f"warps hide less memory latency. Use smaller tiles or fewer shared arrays"),
+            _WEIGHT["occupancy_shared"]))
+    if bound == "registers" and resident < 0.5 * cap:
+        out.append(Hint("occupancy_registers", None, (
+            f"occupancy limited by registers: the kernel uses {regs_per_thread} registers per "
+            f"thread, so a block of {threads} threads needs "
+            f"{threads * regs_per_thread} of the SM's {limits.registers_per_sm} and only "
+            f"{blocks} block(s) ({resident} of {cap} thread slots) fit{on}; fewer resident "
+            f"warps hide less memory latency. Keep fewer values live at once (float32, not "
+            f"float64; fewer per-thread arrays and unrolled temporaries)"),
+            _WEIGHT["occupancy_registers"]))
+    sms = limits.sm_count
+    if grid_blocks is not None and sms and blocks and grid_blocks < sms:
+        out.append(Hint("few_blocks", None, (
+            f"too few blocks to fill the GPU: the timed launch has {grid_blocks} blocks for "
+            f"{sms} SMs, so {sms - grid_blocks} SMs sit idle. Use smaller blocks"),
+            _WEIGHT["few_blocks"]))
+    return out
+
+
+def find(ptx: str | None, report: dict | None, source=None, filename: str | None = None,
+         device: str = "sim", threads_per_block: int | None = None,
+         grid_blocks: int | None = None, limits: DeviceLimits | None = None,
+         kernel: KernelFacts | None = None) -> tuple[list[Hint], list[str]]:
+    """Hints for one kernel, likeliest first, and what could not be checked (sentences).
+
+    ``ptx``: the PTX of the student's kernel (None: not compiled); ``report``: the instrumented
+    run's report (None: not run); ``source``: :class:`autograder.submission.Source` for line
+    labels; ``filename``: the file name the PTX's ``.file`` entries end with; ``device``:
+    ``"sim"`` or ``"gpu:<name>"``; ``threads_per_block`` and ``grid_blocks``: of the timed
+    launch (None: unknown); ``limits``: the GPU's (:meth:`DeviceLimits.from_record`; None: the
+    fallback table by the PTX's compute capability, without SM count); ``kernel``: Numba's
+    register and shared-memory counts (None: the PTX's shared memory, registers unknown)."""
+    hints: list[Hint] = []
+    missing = list(UNAVAILABLE)
+    on_gpu = device.startswith("gpu")
+    if ptx:
+        hints += _float64_hints(ptx, source, filename)
+    else:
+        missing.append("float64 arithmetic: the kernel's PTX is not available")
+    cc = compute_capability(ptx) if ptx else None
+    limits = limits or DeviceLimits.from_cc(cc)
+    shared = kernel.shared_bytes if kernel else None
+    if shared is None and ptx:
+        from . import ptx as ptx_facts
+
+        shared = ptx_facts.facts(ptx).shared_bytes
+    regs = kernel.regs_per_thread if kernel else None
+    if not regs:
+        missing.append("registers per thread: need a GPU (Numba counts them when it builds "
+                       "the kernel for a device)")
+    if limits is None or shared is None:
+        missing.append("occupancy: no per-SM limits or shared-memory count"
+                       + (f" (compute capability {cc})" if cc else ""))
+    elif not threads_per_block:
+        missing.append("occupancy: this exercise has no timed launch to size")
+    else:
+        if not limits.sm_count:
+            missing.append("grid size against the SMs: needs the GPU's SM count"
+                           + ("" if on_gpu else " (simulator)"))
+        hints += _occupancy_hints(shared, threads_per_block, grid_blocks, limits, regs)
+    if report is not None:
+        hints += (_uncoalesced_hints(report, source) + _bank_hints(report, source)
+                  + _divergence_hints(report, source))
+    else:
+        missing.append("uncoalesced loads, bank conflicts and divergent branches: no "
+                       "instrumented run")
+    hints.sort(key=lambda h: (-h.weight, h.line or 0))
+    return hints, missing
+
+
+def _launch_size(exercise, consts: dict) -> tuple[int | None, int | None]:
+    """Threads per block and blocks of the exercise's timed launch at the student's constants."""
+    from . import shapes
+
+    if exercise.timing is None or not exercise.contract.kernel:
+        return None, None
+    try:
+        params = exercise.timing.params
+        grid = shapes.evaluate(exercise.contract.grid, params, consts)
+        block = shapes.evaluate(exercise.contract.block, params, consts)
+        return math.prod(block), math.prod(grid)
+    except Exception:  # a student's odd constant: no occupancy hint, never a crash
+        return None, None
+
+
+def apply(result: ExerciseResult, exercise, source, ptx: str | None, report: dict | None,
+          consts: dict | None, filename: str = "submission.py", device: dict | None = None,
+          kernel: dict | None = None) -> None:
+    """Add the hints test to ``result`` and name the likeliest cause in the message of a timing
+    test that lost points. ``consts``: the submission's constants (``TILE_WIDTH``, ...) for the
+    timed launch's size; ``filename``: what the PTX's ``.file`` paths end with (the grader
+    compiles a scratch ``submission.py``); ``device`` and ``kernel``: the GPU child's
+    ``device`` and ``kernel`` records (None on the simulator). Does nothing for an exercise
+    without a kernel."""
+    if not exercise.contract.kernel or exercise.contract.functions:
+        return
+    threads, blocks = _launch_size(exercise, consts or {})
+    hints, missing = find(ptx, report, source, filename, result.device, threads, blocks,
+                          DeviceLimits.from_record(device), KernelFacts.from_record(kernel))
+    if hints:
+        message = f"{len(hints)} hint(s), no points: " + "; ".join(h.text for h in hints[:4])
+    else:
+        message = ("nothing to report: no float64 arithmetic, uncoalesced loads, bank "
+                   "conflicts, divergent warps or low occupancy found")
+    result.tests.append(TestResult(NAME, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0.0, 0.0,
+                                   message, {"hints": [h.to_dict() for h in hints],
+                                             "unavailable": missing}))
+    for t in result.tests:
+        if t.kind is Kind.TIMING and t.status in (Status.PASSED, Status.FAILED) \
+                and t.points < t.max_points and (t.details or {}).get("timing"):
+            t.message += ("; likeliest cause: " + hints[0].text) if hints else (
+                "; no likely cause found in the PTX or the instrumented run")

@@ -1,0 +1,106 @@
+"""What a grade cell of an nbgrader notebook shows: one part of an exercise's result, as text.
+
+A part is ``correctness``, ``concept`` or ``timing`` (:class:`autograder.results.Kind`); the
+concept part also lists the diagnostic tests (no points of their own: a finding fails the concept
+test). For the student (``reveal_hidden=False``, what the grading preprocessor writes into the
+autograded notebook and so into the feedback), hidden correctness tests are numbered, not named,
+and say only how they ended: their sizes, their messages and the secret seed stay with the
+instructor. For an instructor (``reveal_hidden=True``, :func:`autograder.nbgrader.cells.
+grade_this_notebook` run by hand) every test is shown as the grader reported it.
+"""
+
+from __future__ import annotations
+
+from ..results import ExerciseResult, Kind, Status, TestResult, provisional_note
+
+_MARK = {Status.PASSED: "ok  ", Status.SKIPPED: "skip"}
+
+#: What a hidden correctness test says to the student, by how it ended.
+HIDDEN_STATUS_TEXT = {
+    Status.PASSED: "correct",
+    Status.FAILED: "wrong result",
+    Status.ERROR: "your code raised an error (run your kernel on sizes of your own to see where)",
+    Status.TIMEOUT: "did not finish in time",
+    Status.SKIPPED: "not run here",
+}
+#: ... and a skipped one on the simulator.
+HIDDEN_SKIPPED_ON_SIM = "runs on a GPU only"
+
+
+def part_tests(result: ExerciseResult, kind: str | Kind) -> list[TestResult]:
+    """The tests of ``result`` a grade cell of part ``kind`` lists: those of that kind, and for
+    ``concept`` the diagnostics too. Raises ``ValueError`` for an unknown kind."""
+    kind = Kind(kind)
+    kinds = {kind, Kind.DIAGNOSTIC} if kind is Kind.CONCEPT else {kind}
+    return [t for t in result.tests if t.kind in kinds]
+
+
+def part_points(result: ExerciseResult, kind: str | Kind) -> tuple[float, float]:
+    """``(points, max_points)`` of the tests of one kind (``correctness``, ``concept``,
+    ``timing`` or ``diagnostic``) in ``result``. Raises ``ValueError`` for another kind."""
+    kind = Kind(kind)
+    tests = [t for t in result.tests if t.kind is kind]
+    return (round(sum(t.points for t in tests), 4), round(sum(t.max_points for t in tests), 4))
+
+
+def part_pending(result: ExerciseResult, kind: str | Kind) -> float:
+    """Points of the skipped tests of one kind: neither earned nor lost (on the simulator, the
+    timing test and the GPU-only sizes)."""
+    kind = Kind(kind)
+    return round(sum(t.max_points for t in result.tests
+                     if t.kind is kind and t.status is Status.SKIPPED), 4)
+
+
+def where(result: ExerciseResult) -> str:
+    """The device in words: ``"the CUDA simulator"`` or the GPU's name."""
+    return "the CUDA simulator" if result.device == "sim" else result.device.partition(":")[2]
+
+
+def header(result: ExerciseResult, *, reveal_hidden: bool) -> str:
+    """The lines that open the first grade cell of an exercise: the total, the device, the
+    provisional note, how the code was graded (or, with ``reveal_hidden``, the seed to replay
+    the run), and the grader's notes (with ``reveal_hidden``, the instructor's notes too: the
+    sandbox mode, the statements it skipped)."""
+    note = result.provisional_note
+    lines = [f"{result.exercise}: {result.score:g} / {result.max_score:g} points in all, graded "
+             f"on {where(result)}" + (f" ({note})" if note else "")]
+    if not reveal_hidden:
+        lines.append("Graded outside this notebook: your code cells in order, in a separate "
+                     "process with time limits (test cells and magics left out).")
+    elif result.seed is not None:
+        lines.append(f"seed {result.seed} (replay: autograder grade NOTEBOOK --exercise "
+                     f"{result.exercise} --seed {result.seed})")
+    notes = result.notes + (result.instructor_notes if reveal_hidden else [])
+    lines += ["  " + n.replace("\n", "\n  ") for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _line(t: TestResult, name: str, message: str) -> str:
+    mark = _MARK.get(t.status, "FAIL")
+    return (f"  [{mark}] {name}: {t.points:g}/{t.max_points:g} ({t.status.value}) "
+            f"{message}").rstrip()
+
+
+def render_part(result: ExerciseResult, kind: str | Kind, *, with_header: bool = False,
+                reveal_hidden: bool = False) -> str:
+    """The text of the grade cell of part ``kind`` (``correctness``, ``concept`` or ``timing``):
+    its points (with ``"provisional: N points need a GPU"`` when some of them were skipped) and
+    one line per test. ``with_header`` puts :func:`header` first. Without ``reveal_hidden``,
+    hidden correctness tests read ``hidden test 3`` and a few words on how they ended. Raises
+    ``ValueError`` for an unknown kind."""
+    kind = Kind(kind)
+    points, max_points = part_points(result, kind)
+    pending = part_pending(result, kind)
+    lines = [f"{kind.value}: {points:g} / {max_points:g}"
+             + (f" ({provisional_note(pending)})" if pending else "")]
+    hidden_no = 0
+    for t in part_tests(result, kind):
+        if t.kind is Kind.CORRECTNESS and t.visibility == "hidden" and not reveal_hidden:
+            hidden_no += 1
+            text = (HIDDEN_SKIPPED_ON_SIM if t.status is Status.SKIPPED and result.device == "sim"
+                    else HIDDEN_STATUS_TEXT[t.status])
+            lines.append(_line(t, f"hidden test {hidden_no}", text))
+        else:
+            lines.append(_line(t, t.name, t.message))
+    text = "\n".join(lines) + "\n"
+    return (header(result, reveal_hidden=reveal_hidden) + "\n" + text) if with_header else text

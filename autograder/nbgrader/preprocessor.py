@@ -1,0 +1,222 @@
+"""The nbgrader preprocessor that grades a submitted notebook outside the student's kernel.
+
+:class:`GradeWithAutograder` runs inside ``nbgrader autograde`` (nbgrader's own process), in the
+list ``c.Autograde.autograde_preprocessors`` that ``autograder course build`` writes into
+``nbgrader_config.py``. Two ways to use it:
+
+* **in Execute's place** (what ``autograder course build`` configures): the student's notebook
+  is never run in the instructor's process or a kernel of it; nothing the student wrote runs
+  except inside the grader's sandboxed child processes::
+
+      c.Autograde.autograde_preprocessors = [
+          "autograder.nbgrader.preprocessor.GradeWithAutograder",
+          "nbgrader.preprocessors.IgnorePattern",
+          "nbconvert.preprocessors.ClearMetadataPreprocessor",
+          "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
+          "autograder.nbgrader.savenotes.SaveGradingNotes",
+          "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
+
+* **after Execute** (``autograder course build --run-notebooks``): nbgrader runs the notebook in
+  a kernel as usual (the feedback then shows the outputs of the student's cells), and this
+  preprocessor then replaces whatever that kernel put in the grade cells.
+
+Either way, for each grade cell whose nbgrader ``grade_id`` is ``<exercise>-hidden-<part>``
+(:func:`autograder.nbgrader.notebook.parse_hidden_grade_id`; nbgrader's sanitizing step has
+already checked every grade_id, the points and the locked cells' source against the gradebook),
+it grades the student's code of the notebook (its code cells in order, test cells and magics left
+out: :func:`autograder.submission.notebook_source`) once per exercise with
+:func:`autograder.grader.grade`, and sets the cell's outputs to the part's report (standard
+output) and its points (an ``execute_result``, which nbgrader's ``SaveAutoGrades`` stores as
+partial credit). A hidden grade cell the student deleted is put back from the gradebook's source
+and scored. The whole result, with the hidden sizes and the seed, goes into the autograded
+notebook's metadata (``kernelgrade``) for the instructor, never into the feedback.
+
+A grade from the simulator is provisional (timing and the largest sizes need a GPU): it is stored
+only when ``allow_provisional`` is set (``autograder course build --allow-provisional``); else
+the preprocessor raises :class:`autograder.errors.GraderSetupError` and nbgrader stores nothing for
+the notebook. A :class:`~autograder.errors.GraderSetupError` from the grader is raised the same
+way: never a zero.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader import utils
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool, Unicode
+
+from .. import exercises, grader
+from ..errors import GraderSetupError
+from ..results import ExerciseResult, Kind
+from . import notebook as nbb
+from .cellreport import part_points, render_part
+from .cells import DEVICE_ENV
+
+#: Metadata key (notebook level) of the autograded notebook that holds the full results.
+METADATA_KEY = "kernelgrade"
+#: Key in nbgrader's ``resources`` where the results go for the next steps
+#: (:class:`autograder.nbgrader.savenotes.SaveGradingNotes`).
+RESOURCES_KEY = "kernelgrade"
+#: How to allow provisional grades, named in the refusal.
+ALLOW_PROVISIONAL = ("autograder course build --allow-provisional (or "
+                     "c.GradeWithAutograder.allow_provisional = True in nbgrader_config.py)")
+
+
+class GradeWithAutograder(NbGraderPreprocessor):
+    """Grade the submitted notebook's code with the sandboxed grader and write each hidden grade
+    cell's report and points as its outputs (see the module's docstring).
+
+    Raises :class:`autograder.errors.GraderSetupError` when the grader cannot grade here, and
+    when the grade would be provisional (the simulator) without ``allow_provisional``.
+    """
+
+    device = Unicode(
+        "", help="auto, gpu or sim; empty: the KERNELGRADE_DEVICE environment variable, else "
+                 "auto (a GPU when there is one, else the CUDA simulator)").tag(config=True)
+    allow_provisional = Bool(
+        False, help="Store grades that are not final (the simulator cannot run the timing test "
+                    "and the largest sizes); each says 'provisional: N points need a "
+                    "GPU'.").tag(config=True)
+
+    def _device(self) -> str:
+        return self.device or os.environ.get(DEVICE_ENV, "").strip() or "auto"
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict
+                   ) -> tuple[NotebookNode, ResourcesDict]:
+        parts = self._hidden_cells(nb, resources)
+        if not parts:
+            return nb, resources
+        unknown = sorted({ex for ex, _ in parts} - set(exercises.names()))
+        if unknown:
+            raise GraderSetupError(
+                f"{self._name(resources)}: hidden grade cells name exercise(s) "
+                f"{', '.join(unknown)}, which kernelgrade does not have (`autograder exercises` "
+                "lists them)")
+        device = self._device()
+        try:
+            backend = grader.resolve_device(device)
+        except ValueError as exc:
+            raise GraderSetupError(f"KERNELGRADE_DEVICE or c.GradeWithAutograder.device: {exc}"
+                                   ) from None
+        if backend == "sim" and not self.allow_provisional:
+            raise GraderSetupError(
+                f"{self._name(resources)}: grading on the CUDA simulator (device {device!r}) "
+                "gives provisional grades (timing and the largest sizes need a GPU); nothing "
+                f"stored. To store them anyway: {ALLOW_PROVISIONAL}")
+        results: dict[str, ExerciseResult] = {}
+        for exercise in dict.fromkeys(ex for ex, _ in parts):
+            result = self._grade(nb, exercise, device, resources)
+            if result.provisional and not self.allow_provisional:
+                raise GraderSetupError(
+                    f"{self._name(resources)}: {result.provisional_note} ({exercise} on "
+                    f"{result.device}); nothing stored. To store it anyway: {ALLOW_PROVISIONAL}")
+            results[exercise] = result
+        self._defuse_zero_point_cells(nb)
+        first = set()
+        for (exercise, kind), cell in parts.items():
+            self._write(cell, results[exercise], kind, with_header=exercise not in first)
+            first.add(exercise)
+        nb.metadata[METADATA_KEY] = {"results": {ex: r.to_dict() for ex, r in results.items()}}
+        resources[RESOURCES_KEY] = {"results": results}
+        return nb, resources
+
+    # -- steps ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _name(resources: ResourcesDict) -> str:
+        info = resources.get("nbgrader", {})
+        if {"student", "assignment", "notebook"} <= set(info):
+            return f"{info['student']}/{info['assignment']}/{info['notebook']}.ipynb"
+        return "this notebook"
+
+    def _hidden_cells(self, nb: NotebookNode, resources: ResourcesDict
+                      ) -> dict[tuple[str, Kind], NotebookNode]:
+        """``{(exercise, part): cell}`` of the notebook's hidden grade cells, in notebook order;
+        hidden grade cells the gradebook knows and the notebook lacks are appended to it."""
+        found = {}
+        for cell in nb.cells:
+            if cell.cell_type == "code" and utils.is_grade(cell):
+                parsed = nbb.parse_hidden_grade_id(cell.metadata.nbgrader.get("grade_id", ""))
+                if parsed:
+                    found[parsed] = cell
+        for cell in self._missing_cells(set(found), resources):
+            nb.cells.append(cell)
+            found[nbb.parse_hidden_grade_id(cell.metadata.nbgrader.grade_id)] = cell
+        return found
+
+    def _missing_cells(self, present: set, resources: ResourcesDict) -> list[NotebookNode]:
+        """The gradebook's hidden grade cells of this notebook that are not in ``present``, made
+        from their source version (as nbgrader's ``OverwriteCells.add_missing_cells`` does)."""
+        info = resources.get("nbgrader", {})
+        if not {"db_url", "notebook", "assignment"} <= set(info):
+            return []  # not run by nbgrader autograde: no gradebook to compare with
+        from nbgrader.api import Gradebook
+
+        cells = []
+        with Gradebook(info["db_url"]) as gb:
+            notebook = gb.find_notebook(info["notebook"], info["assignment"])
+            sources = {c.name: c for c in notebook.source_cells}
+            for grade_cell in notebook.grade_cells:
+                parsed = nbb.parse_hidden_grade_id(grade_cell.name)
+                if not parsed or parsed in present or grade_cell.name not in sources:
+                    continue
+                self.log.warning("%s: grade cell %s was deleted; adding it back from the "
+                                 "source", self._name(resources), grade_cell.name)
+                cell = nbformat.v4.new_code_cell(sources[grade_cell.name].source)
+                cell.metadata = {"editable": False, "deletable": False, "nbgrader": {
+                    "grade": True, "grade_id": grade_cell.name, "locked": True,
+                    "points": float(grade_cell.max_score), "schema_version": nbb.SCHEMA_VERSION,
+                    "solution": False, "task": False,
+                    "checksum": sources[grade_cell.name].checksum}}
+                cells.append(cell)
+        return cells
+
+    def _grade(self, nb: NotebookNode, exercise: str, device: str,
+               resources: ResourcesDict) -> ExerciseResult:
+        """Grade the code cells of ``nb`` for ``exercise`` in the grader's child processes."""
+        with tempfile.TemporaryDirectory(prefix="kernelgrade-nbgrader-") as tmp:
+            path = Path(tmp) / f"{exercise}.ipynb"
+            path.write_text(nbformat.writes(nb), encoding="utf-8")
+            result = grader.grade(path, exercise, device=device)
+        result.submission = self._name(resources)
+        self.log.info("%s: %s %g / %g on %s, seed %s%s", result.submission, exercise,
+                      result.score, result.max_score, result.device, result.seed,
+                      f" ({result.provisional_note})" if result.provisional else "")
+        return result
+
+    @staticmethod
+    def _defuse_zero_point_cells(nb: NotebookNode) -> None:
+        """Drop the ``execute_result`` outputs of grade cells worth 0 points (the public tests):
+        when nbgrader ran the notebook, a value the student's code made such a cell show (an
+        input transformer appending ``15.0``) would make nbgrader fail the whole notebook
+        ("partial credit cannot be greater than maximum points"); the cell earns 0 either way."""
+        for cell in nb.cells:
+            if (cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+                    and not float(cell.metadata.nbgrader.get("points", 0.0))):
+                cell.outputs = [o for o in cell.get("outputs", [])
+                                if o.output_type != "execute_result"]
+
+    @staticmethod
+    def _write(cell: NotebookNode, result: ExerciseResult, kind: Kind, *,
+               with_header: bool) -> None:
+        """Replace ``cell``'s outputs by the report of part ``kind`` and its points, scaled to
+        the cell's points when the instructor changed them."""
+        points, max_points = part_points(result, kind)
+        cell_points = float(cell.metadata.nbgrader.get("points", 0.0))
+        score = points if max_points == cell_points else (
+            points / max_points * cell_points if max_points else 0.0)
+        text = render_part(result, kind, with_header=with_header)
+        if score != points:
+            text += f"(scaled to this cell's {cell_points:g} points: {score:g})\n"
+        cell.execution_count = None
+        cell.outputs = [
+            nbformat.v4.new_output("stream", name="stdout", text=text),
+            nbformat.v4.new_output("execute_result", data={"text/plain": repr(round(score, 4))},
+                                   execution_count=None),
+        ]

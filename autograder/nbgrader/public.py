@@ -1,0 +1,169 @@
+"""What the public-test cell of an assignment notebook calls: the public cases, in child processes.
+
+The public-test cell of an assignment notebook (``assignments/``) reads::
+
+    # autograder test cell: public tests (read-only) ...
+    from autograder.nbgrader.public import run_public_tests
+
+    run_public_tests("tiled_matmul")
+
+:func:`run_public_tests` takes the code this notebook's kernel has executed so far
+(:func:`autograder.nbgrader.cells.executed_cells`; test cells and magics left out, as for a
+submitted notebook), grades it with :func:`autograder.grader.grade` restricted to the exercise's
+*public* cases (``visibility="public"``), and prints one line per public case, the concept test
+(read off the PTX: it reveals nothing hidden) and the diagnostics' findings. The student's code
+runs in child processes with time limits, as for the hidden tests: a kernel that spins is reported
+as a timeout and the cell returns; the notebook's own kernel never launches the student's kernel.
+The cell gives no grade (0 points): the stored grades come from the hidden tests
+(:mod:`autograder.nbgrader.preprocessor`).
+
+What the output never shows: hidden cases (their sizes or labels), points, the secret seed and
+the timing test (which needs the instructor's solution and a GPU). Grading needs no
+instructor solution for a kernel exercise; ``occupancy`` compares with the instructor's
+values (see :func:`public_result`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+from .. import exercises
+from ..errors import GraderSetupError
+from ..results import ExerciseResult, Kind, Status
+from ..sandbox import PLAIN_NOTE, Limits
+from .cellreport import where
+from .cells import DEVICE_ENV, executed_cells, executed_notebook
+
+#: Time limits of a public run, in seconds: the public cases are small, and the whole run stays
+#: well inside nbgrader's limit for an ordinary cell (``CELL_TIMEOUT``, 120 s by default).
+PUBLIC_LIMITS = {"sim": Limits(import_timeout=30.0, case_timeout=30.0, total_timeout=90.0),
+                 "gpu": Limits(import_timeout=30.0, case_timeout=15.0, total_timeout=60.0)}
+
+_MARKS = {Status.PASSED: "ok", Status.FAILED: "FAILED", Status.ERROR: "ERROR",
+          Status.TIMEOUT: "TIMEOUT", Status.SKIPPED: "skipped"}
+
+
+def public_result(exercise: str, device: str | None = None,
+                  cells: Sequence[str] | None = None,
+                  limits: Limits | None = None) -> ExerciseResult:
+    """Grade the public cases of ``exercise`` on the code this notebook ran; the result keeps only
+    what a student may see before handing in.
+
+    ``exercise``: an exercise name (``autograder exercises``). ``device``: ``auto``, ``gpu`` or
+    ``sim``; None reads :data:`autograder.nbgrader.cells.DEVICE_ENV` (default ``auto``: a GPU
+    when there is one, else the simulator). ``cells``: the executed code cells (default: this
+    kernel's input history). ``limits``: the children's time limits (default
+    :data:`PUBLIC_LIMITS` of the device).
+
+    The returned :class:`~autograder.results.ExerciseResult` holds the public ``correctness``
+    tests, the ``concept`` test and the ``diagnostic`` tests, never a hidden case or the timing
+    test; its ``seed`` is None (a public run's inputs are random each time). No compute-sanitizer
+    run (too slow for a public test).
+
+    Raises ``ValueError`` for a bad ``device``, :class:`autograder.exercises.UnknownExercise`
+    for an unknown exercise, ``RuntimeError`` outside a Jupyter kernel when ``cells`` is not
+    given, and :class:`autograder.errors.GraderSetupError` for an exercise of plain functions
+    (``occupancy``) when no instructor solution is installed: its expected values are the
+    solution's. A problem in the student's code is never raised: it becomes a test with a
+    message.
+    """
+    from ..grader import grade, resolve_device, solution_path  # imported late, as in cells.py
+
+    ex = exercises.get(exercise)
+    if ex.contract.functions:  # its expected values are the instructor solution's
+        try:
+            solution_path(ex)
+        except FileNotFoundError:
+            raise GraderSetupError(
+                f"the public tests of {exercise} compare your values with the instructor "
+                "solution's, which is not installed here (autograder.solutions)") from None
+    device = device or os.environ.get(DEVICE_ENV, "").strip() or "auto"
+    backend = resolve_device(device)
+    if cells is None:
+        cells = executed_cells()
+    with tempfile.TemporaryDirectory(prefix="kernelgrade-public-") as tmp:
+        path = Path(tmp) / f"{exercise}.ipynb"
+        path.write_text(json.dumps(executed_notebook(list(cells))), encoding="utf-8")
+        result = grade(path, exercise, device=backend, limits=limits or PUBLIC_LIMITS[backend],
+                       sanitize=False, visibility="public")
+    result.submission = "this notebook (the cells it ran, test cells left out)"
+    result.seed = None
+    result.tests = [t for t in result.tests if t.kind in (Kind.CONCEPT, Kind.DIAGNOSTIC)
+                    or (t.kind is Kind.CORRECTNESS and t.visibility == "public")]
+    sandbox_note = PLAIN_NOTE.split("{")[0]  # how the child ran: the instructor's business
+    result.notes = [n for n in result.notes if not n.startswith(sandbox_note)]
+    return result
+
+
+def _line(name: str, status: Status, message: str) -> str:
+    return f"  [{_MARKS[status]}] {name}: {message}"
+
+
+def report(result: ExerciseResult) -> str:
+    """The student's report of a :func:`public_result`: a line per public case, the concept test,
+    the diagnostics' findings (one line when there are none), what the code printed, and a
+    summary line. No points, seed or hidden case."""
+    lines = [f"Public tests of {result.exercise} on {where(result)} (your code ran in a "
+             "separate process, with a time limit):"]
+    public = [t for t in result.tests if t.kind is Kind.CORRECTNESS]
+    for t in public:
+        lines.append(_line(t.name.removeprefix("public: "), t.status, t.message))
+    for t in result.tests:
+        if t.kind is Kind.CONCEPT:
+            lines.append(_line(t.name, t.status, t.message))
+    diagnostics = [t for t in result.tests if t.kind is Kind.DIAGNOSTIC]
+    found = [t for t in diagnostics if t.status is not Status.PASSED]
+    for t in found:
+        lines.append(_line(t.name, t.status, t.message))
+    if diagnostics and not found:
+        looked_for = "; ".join(t.name.removeprefix("diagnostic: ") for t in diagnostics)
+        lines.append(f"  [ok] diagnostics: nothing found ({looked_for})")
+    for note in result.notes:
+        lines.append("  " + note.replace("\n", "\n  "))
+    concept = [t for t in result.tests if t.kind is Kind.CONCEPT]
+    lines.append(_summary(public, concept))
+    return "\n".join(lines)
+
+
+def _summary(public: list, concept: list) -> str:
+    passed = sum(t.status is Status.PASSED for t in public)
+    skipped = sum(t.status is Status.SKIPPED for t in public)
+    if public and skipped == len(public):
+        return ("The public tests need a GPU, so they were skipped here; they run when your "
+                "notebook is graded on one.")
+    summary = f"{passed} of {len(public)} public tests passed" + (
+        f" ({skipped} skipped: they need a GPU)" if skipped else "") + "."
+    if passed < len(public) - skipped:
+        summary += " Fix the failing ones first: they are graded too."
+    if any(t.status not in (Status.PASSED, Status.SKIPPED) for t in concept):
+        summary += " The concept test did not pass (see above): it is graded too."
+    return summary + " The hidden tests run when your notebook is graded."
+
+
+def run_public_tests(exercise: str, device: str | None = None,
+                     cells: Sequence[str] | None = None, limits: Limits | None = None) -> None:
+    """Run the public tests of ``exercise`` on the code this notebook ran and print the report.
+
+    Arguments as for :func:`public_result`. Prints to standard output only (warnings of the
+    grading machinery included) and returns None, so the public-test cell has no value: nbgrader
+    reads a graded cell's number as its points. A few seconds on the simulator or a GPU; a kernel
+    that never ends costs at most the case time limit (:data:`PUBLIC_LIMITS`). A fault of the
+    grader's setup (:class:`autograder.errors.GraderSetupError`) is printed as one line, not
+    raised; other errors are raised as for :func:`public_result`.
+    """
+    out = sys.stdout
+    with warnings.catch_warnings(), contextlib.redirect_stderr(out):
+        warnings.simplefilter("ignore")
+        try:
+            result = public_result(exercise, device=device, cells=cells, limits=limits)
+        except GraderSetupError as exc:
+            print(f"The public tests of {exercise} cannot run here: {exc}", file=out)
+            return
+    print(report(result), file=out)

@@ -1,0 +1,135 @@
+"""The instructor's class view (``autograder report --db results.sqlite --html DIR``): per
+exercise, the score distribution, the most common failure categories (students per category)
+and the class's timing ratios; provisional scores marked with their
+:attr:`ExerciseResult.provisional_note`.
+
+Categories are read off each stored result's tests (kind, status, message and the hints test's
+``details``), with labels that say only what the test saw: an ``IndexError`` on the simulator is
+"an out-of-bounds index", not a guess at its cause.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from ..results import ExerciseResult, Kind, Status
+from . import charts
+from .html import _ENV, page_name
+
+# (label, test) → True when the test shows that category. First match per test wins.
+_RULES = [
+    ("does not import or does not fit the exercise's contract",
+     lambda t: t.status is Status.ERROR and ("importing your code failed" in t.message
+                                             or "does not fit the exercise" in t.message
+                                             or "does not parse" in t.message)),
+    ("does not compile for a real GPU",
+     lambda t: "does not compile for a real GPU" in t.message),
+    ("out-of-bounds index in a kernel (a boundary check missing?)",
+     lambda t: t.kind is Kind.CORRECTNESS and t.status is Status.ERROR
+     and ("IndexError" in t.message or "out of bounds" in t.message)),
+    ("writes outside the output (a boundary check on writes missing)",
+     lambda t: t.kind is Kind.CORRECTNESS and "wrote outside" in t.message),
+    ("output elements never written",
+     lambda t: t.kind is Kind.CORRECTNESS and t.status is Status.FAILED
+     and ("never written" in t.message or "are NaN" in t.message
+          or any(m.get("unwritten") for m in (t.details or {}).get("wrong_masks") or []))),
+    ("wrong values in the output",
+     lambda t: t.kind is Kind.CORRECTNESS and t.status is Status.FAILED),
+    ("kernel timed out (an endless loop, or a barrier some threads never reach?)",
+     lambda t: t.status is Status.TIMEOUT),
+    ("kernel raised an error",
+     lambda t: t.kind is Kind.CORRECTNESS and t.status is Status.ERROR),
+    ("divergent barrier (cuda.syncthreads() in a branch)",
+     lambda t: t.name == "diagnostic: barriers" and t.status is Status.FAILED),
+    ("shared-memory race",
+     lambda t: t.name == "diagnostic: shared-memory races" and t.status is Status.FAILED),
+    ("memory errors in the instrumented run or compute-sanitizer",
+     lambda t: t.name == "diagnostic: memory accesses" and t.status is Status.FAILED),
+    ("bank conflicts or divergent warps beyond the exercise's limit",
+     lambda t: t.name.startswith("diagnostic: warps") and t.status is Status.FAILED),
+    ("concept: no shared memory, or too few barriers, atomics or fences",
+     lambda t: t.kind is Kind.CONCEPT and t.status is Status.FAILED
+     and ("shared memory" in t.message.split(". The exercise")[0]
+          or "barrier(s)" in t.message or "atomic" in t.message or "fence" in t.message)),
+    ("slower than the instructor's kernel (timing lost points)",
+     lambda t: t.kind is Kind.TIMING and t.status in (Status.PASSED, Status.FAILED)
+     and t.points < t.max_points and "counts only for a kernel" not in t.message),
+]
+
+_HINT_LABELS = {"float64": "hint: float64 arithmetic in a float32 kernel",
+                "bank_conflict": "hint: shared-memory bank conflicts",
+                "divergence": "hint: divergent warp branches",
+                "occupancy_shared": "hint: occupancy limited by shared memory",
+                "few_blocks": "hint: too few blocks to fill the GPU"}
+
+
+def categories(result: ExerciseResult) -> set[str]:
+    """The failure categories one result shows (each counted once per submission)."""
+    found = set()
+    for t in result.tests:
+        for label, rule in _RULES:
+            if rule(t):
+                found.add(label)
+                break
+        for h in (t.details or {}).get("hints") or []:
+            found.add(_HINT_LABELS.get(h.get("kind"), f"hint: {h.get('kind')}"))
+    return found
+
+
+def _ratio(result: ExerciseResult) -> tuple[float, float, float] | None:
+    for t in result.tests:
+        tm = (t.details or {}).get("timing")
+        if t.kind is Kind.TIMING and tm:
+            return tm["ratio"], tm["full_ratio"], tm["zero_ratio"]
+    return None
+
+
+def summarize(rows: list[dict]) -> dict:
+    """What the page shows, from :meth:`autograder.store.ResultStore.rows`: per exercise the
+    scores, the categories by number of students, the timing ratios; the class's rows."""
+    by_ex: dict[str, list] = defaultdict(list)
+    for row in rows:
+        by_ex[row["exercise"]].append((row, ExerciseResult.from_dict(row["result"])))
+    exercises, ratios, thresholds = [], {}, (None, None)
+    for name in sorted(by_ex):
+        items = by_ex[name]
+        scores = [r.score for _, r in items]
+        maxima = [r.max_score for _, r in items]
+        provisional = [r.provisional for _, r in items]
+        counts = Counter()
+        for _, r in items:
+            counts.update(categories(r))
+        ex_ratios = [x for x in (_ratio(r) for _, r in items) if x]
+        if ex_ratios:
+            ratios[name] = [x[0] for x in ex_ratios]
+            thresholds = ex_ratios[0][1:]
+        notes = Counter(r.provisional_note for _, r in items if r.provisional)
+        exercises.append({
+            "name": name, "n": len(items), "max_score": max(maxima) if maxima else 0,
+            "mean": statistics.fmean(scores) if scores else 0.0,
+            "median": statistics.median(scores) if scores else 0.0,
+            "provisional": sum(provisional), "provisional_notes": notes.most_common(),
+            "histogram": charts.score_histogram(name, scores, max(maxima or [1]), provisional),
+            "categories": counts.most_common(),
+            "students": [{"row": row, "result": r, "href": page_name(row["key"])}
+                         for row, r in items],
+        })
+    strip = charts.ratio_strip(ratios, *thresholds) if ratios else None
+    return {"exercises": exercises, "ratio_chart": strip, "total": len(rows)}
+
+
+def write_class_view(rows: list[dict], directory: str | Path) -> Path:
+    """Write ``class.html`` into ``directory`` (created); returns its path. Links go to the
+    per-submission pages ``autograder batch --html`` writes into the same folder."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "class.html"
+    view = summarize(rows)
+    for ex in view["exercises"]:
+        for s in ex["students"]:
+            if not (directory / s["href"]).is_file():
+                s["href"] = None
+    path.write_text(_ENV.get_template("class.html").render(**view), encoding="utf-8")
+    return path

@@ -1,0 +1,197 @@
+"""One self-contained HTML page per graded submission (``autograder grade --html FILE``,
+``autograder batch ... --html DIR``), readable on a phone.
+
+The page shows the tests table; for each failed correctness case a heatmap of its wrong elements
+(from ``TestResult.details["wrong_masks"]``) with the first bad index; the timing test as a
+chart of both kernels' times and the ratio's 95 % interval, with the achieved GFLOP/s or GB/s
+beside the instructor's and the device's nominal peak; the performance hints and diagnostics
+with the student's source lines. Images are inline base64 PNGs (:mod:`.charts`); templates are
+package data (``autograder/report/templates``).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+import jinja2
+
+from ..results import ExerciseResult, Kind, Status
+from . import charts
+
+# Nominal peaks by device name (vendor data sheets): FP32 GFLOP/s and DRAM GB/s.
+PEAKS = {
+    "NVIDIA H200": (67_000.0, 4_800.0),
+    "NVIDIA H100 80GB HBM3": (67_000.0, 3_350.0),
+    "NVIDIA H100 PCIe": (51_000.0, 2_000.0),
+    "NVIDIA A100-SXM4-80GB": (19_500.0, 2_039.0),
+    "NVIDIA A100-SXM4-40GB": (19_500.0, 1_555.0),
+    "Tesla V100-SXM2-16GB": (15_700.0, 900.0),
+    "Tesla T4": (8_100.0, 320.0),
+}
+
+
+def work(exercise: str, params: dict) -> tuple[float, str] | None:
+    """What one launch of ``exercise`` at ``params`` does: (GFLOP, "GFLOP/s") for a matmul,
+    (GB moved to and from DRAM, "GB/s") for a memory-bound kernel; None when unknown."""
+    if exercise == "tiled_matmul":
+        w = params["width"]
+        return 2.0 * w ** 3 / 1e9, "GFLOP/s"
+    if exercise == "matmul_any_size":
+        return 2.0 * params["m"] * params["n"] * params["k"] / 1e9, "GFLOP/s"
+    if exercise == "transpose":
+        return 2.0 * 4 * params["rows"] * params["cols"] / 1e9, "GB/s"
+    if exercise in ("block_sum", "block_scan"):
+        return (1 if exercise == "block_sum" else 2) * 4.0 * params["n"] / 1e9, "GB/s"
+    return None
+
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("autograder.report", "templates"),
+                          autoescape=jinja2.select_autoescape(["html"]),
+                          trim_blocks=True, lstrip_blocks=True)
+
+_LINE = re.compile(r"(?:cell (\d+), )?line (\d+)")
+
+
+def _source_lines(source, message: str, extra: list[int] | None = None, context: int = 1
+                  ) -> list[tuple[str, str, bool]]:
+    """(label, text, highlighted) for the lines ``message`` names (``line N`` or ``cell C,
+    line N``) and ``extra`` source line numbers, with ``context`` lines around each."""
+    if source is None:
+        return []
+    wanted = set(extra or [])
+    for cell, line in _LINE.findall(message):
+        key = (int(cell) if cell else None, int(line))
+        for i, origin in enumerate(source.origins or [], 1):
+            if tuple(origin) == key:
+                wanted.add(i)
+                break
+        else:
+            if not cell and not source.origins:
+                wanted.add(int(line))
+    text = source.text.splitlines()
+    wanted = {n for n in wanted if 1 <= n <= len(text)}
+    shown = sorted({m for n in wanted for m in range(n - context, n + context + 1)
+                    if 1 <= m <= len(text)})
+    out, last = [], None
+    for n in shown[:40]:
+        if last is not None and n > last + 1:
+            out.append(("…", "", False))
+        out.append((source.where(n), text[n - 1], n in wanted))
+        last = n
+    return out
+
+
+def _throughput(result: ExerciseResult, timing: dict) -> dict:
+    """Achieved rates of both kernels and the device's peak, or why they are unavailable."""
+    amount = work(result.exercise, timing.get("params") or {})
+    if amount is None:
+        return {"unavailable": "no work model for this exercise"}
+    size, unit = amount
+    values = {}
+    if timing.get("student_ms"):
+        values["your kernel"] = size / (statistics.median(timing["student_ms"]) / 1e3)
+    if timing.get("instructor_ms"):
+        values["instructor's"] = size / (statistics.median(timing["instructor_ms"]) / 1e3)
+    peak = PEAKS.get(result.device[4:]) if result.device.startswith("gpu:") else None
+    note = ""
+    if peak:
+        values["device peak (nominal)"] = peak[0] if unit == "GFLOP/s" else peak[1]
+    else:
+        note = f"no nominal peak known for {result.device[4:] or result.device}"
+    if not values:
+        return {"unavailable": "no samples"}
+    return {"unit": unit, "values": values, "note": note,
+            "chart": charts.throughput_chart("achieved", unit, values)}
+
+
+def _view(result: ExerciseResult, source=None) -> dict:
+    """Everything the template shows, computed here (the template only lays it out)."""
+    tests, failures, hints, diagnostics, unavailable = [], [], [], [], []
+    timing = None
+    for t in result.tests:
+        tests.append(t)
+        d = t.details or {}
+        if t.kind is Kind.CORRECTNESS and t.status is not Status.PASSED:
+            masks = [{"mask": m, "image": charts.wrong_heatmap(m)}
+                     for m in d.get("wrong_masks") or []]
+            same = next((f for f in failures if not masks and not f["masks"]
+                         and f["test"].message == t.message), None)
+            if same is not None:  # one card for cases that failed the same way
+                same["also"].append(t.name)
+                continue
+            failures.append({"test": t, "masks": masks, "also": [],
+                             "listing": _source_lines(source, t.message)})
+        if t.kind is Kind.TIMING:
+            tm = d.get("timing")
+            timing = {"test": t}
+            if tm:
+                timing.update(chart=charts.timing_chart(tm), data=tm,
+                              throughput=_throughput(result, tm))
+            elif result.device == "sim":
+                timing["unavailable"] = ("timing, achieved GFLOP/s or GB/s and the device's peak "
+                                         "need a GPU: the simulator gives no timing")
+        if t.kind is Kind.DIAGNOSTIC and "hints" in d:
+            for h in d["hints"]:
+                lines = ([h["line"]] if h.get("line") else []) + list(h.get("also") or [])
+                hints.append({**h, "listing": _source_lines(source, "", lines)})
+            unavailable = d.get("unavailable") or []
+        elif t.kind in (Kind.DIAGNOSTIC, Kind.CONCEPT) and t.status is not Status.PASSED \
+                and t.status is not Status.SKIPPED:
+            diagnostics.append({"test": t, "listing": _source_lines(source, t.message)})
+    return {"r": result, "tests": tests, "failures": failures, "timing": timing,
+            "hints": hints, "hints_checked": any(t.name.endswith("performance hints")
+                                                 for t in result.tests),
+            "hints_unavailable": unavailable,
+            "diagnostics": diagnostics, "note": result.provisional_note}
+
+
+def render_result(result: ExerciseResult, source=None) -> str:
+    """The HTML page (a str) for one graded submission. ``source``: its
+    :class:`autograder.submission.Source`, to show the lines messages name (None: the page
+    shows messages only)."""
+    return _ENV.get_template("result.html").render(**_view(result, source))
+
+
+def load_source_quietly(path: str | Path):
+    """The submission's :class:`Source`, or None when it cannot be read (moved, renamed): the
+    report then shows messages without source lines."""
+    from ..submission import SubmissionError, load_source
+
+    try:
+        return load_source(path)
+    except (SubmissionError, OSError, ValueError):
+        return None
+
+
+def write_result(result: ExerciseResult, path: str | Path, source=None) -> Path:
+    """Write :func:`render_result` to ``path`` (parents created); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if source is None:
+        source = load_source_quietly(result.submission)
+    path.write_text(render_result(result, source), encoding="utf-8")
+    return path
+
+
+def page_name(key: str) -> str:
+    """A file name for a submission key (``student/assignment``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_") + ".html"
+
+
+def write_batch(rows: list[dict], directory: str | Path) -> list[Path]:
+    """One page per stored row (:meth:`autograder.store.ResultStore.rows`) plus ``index.html``
+    linking them, in ``directory``; returns the paths written."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written, entries = [], []
+    for row in rows:
+        result = ExerciseResult.from_dict(row["result"])
+        name = page_name(row["key"])
+        written.append(write_result(result, directory / name))
+        entries.append({"row": row, "href": name, "result": result})
+    index = directory / "index.html"
+    index.write_text(_ENV.get_template("index.html").render(entries=entries),
+                     encoding="utf-8")
+    return written + [index]

@@ -1,0 +1,27 @@
+"""Triggers the divergence hint: interleaved addressing (`tid % (2 * stride) == 0`)."""
+import numpy as np
+from numba import cuda, float32
+
+BLOCK_SIZE = 256
+GRID, BLOCK = 2, BLOCK_SIZE
+
+
+@cuda.jit
+def kernel(x, partial):
+    buf = cuda.shared.array(BLOCK_SIZE, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK_SIZE + tid
+    buf[tid] = x[i] if i < x.size else float32(0.0)
+    cuda.syncthreads()
+    stride = 1
+    while stride < BLOCK_SIZE:
+        if tid % (2 * stride) == 0:
+            buf[tid] += buf[tid + stride]
+        cuda.syncthreads()
+        stride *= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = buf[0]
+
+
+def make_args():
+    return [np.ones(512, np.float32), np.zeros(2, np.float32)]

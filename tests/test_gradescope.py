@@ -1,0 +1,240 @@
+"""The Gradescope bundle, used the way Gradescope uses it: ``autograder gradescope build`` makes
+the zip; it is unpacked into a folder laid out like the container (``source/``,
+``run_autograder``, ``submission/``, ``results/``) and ``run_autograder`` grades into
+``results/results.json``, with the root and the Python (this venv's, setup.sh's installs are
+not run here) pointed at the test's folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import exercises
+from autograder.errors import GraderSetupError
+from autograder.gradescope import run as gs_run
+
+from conftest import FILES, ROOT, SOLUTIONS, TEST_DEVICE
+
+EXERCISE = "tiled_matmul"
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
+            "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests",
+            "leaderboard"}
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
+             "output_format", "tags", "visibility", "extra_data"}
+
+
+def check_spec(results: dict) -> None:
+    """results.json as Gradescope's autograder specification describes it."""
+    assert set(results) <= TOP_KEYS, set(results) - TOP_KEYS
+    assert isinstance(results["execution_time"], int) and results["execution_time"] >= 0
+    assert isinstance(results["output"], str) and results["output"]
+    assert isinstance(results["tests"], list) and results["tests"]
+    if "score" in results:
+        assert isinstance(results["score"], (int, float))
+    for t in results["tests"]:
+        assert set(t) <= TEST_KEYS, set(t) - TEST_KEYS
+        assert isinstance(t["name"], str) and t["name"]
+        assert t["status"] in ("passed", "failed")  # the spec knows no other status
+        assert isinstance(t["output"], str)
+        assert t["visibility"] in VISIBILITY
+        if "score" in t:
+            assert isinstance(t["score"], (int, float))
+            assert isinstance(t["max_score"], (int, float))
+            assert 0 <= t["score"] <= t["max_score"]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
+                           EXERCISE, "--out", str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def container(bundle: Path, where: Path, submission: dict[str, str | bytes]) -> Path:
+    """``where/autograder`` laid out as Gradescope does: the zip in source/, run_autograder
+    copied to the root, the student's files in submission/."""
+    root = where / "autograder"
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(root / "source")
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "run_autograder").chmod(0o755)
+    (root / "submission").mkdir(parents=True)
+    for name, data in submission.items():
+        path = root / "submission" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return root
+
+
+def run_autograder(root: Path, python: str = sys.executable, device: str = TEST_DEVICE):
+    env = dict(os.environ, KERNELGRADE_GRADESCOPE_ROOT=str(root),
+               KERNELGRADE_GRADESCOPE_PYTHON=python, KERNELGRADE_DEVICE=device)
+    proc = subprocess.run([str(root / "run_autograder")], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    results = json.loads((root / "results" / "results.json").read_text())
+    return proc, results
+
+
+def test_bundle_has_what_gradescope_needs(bundle, tmp_path):
+    with zipfile.ZipFile(bundle) as z:
+        names = z.namelist()
+        modes = {i.filename: (i.external_attr >> 16) for i in z.infolist()}
+        z.extractall(tmp_path)
+    assert {"setup.sh", "run_autograder"} <= set(names)  # at the root of the zip
+    assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
+    for script in ("setup.sh", "run_autograder"):
+        proc = subprocess.run(["bash", "-n", str(tmp_path / script)], capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stderr
+    setup = (tmp_path / "setup.sh").read_text()
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for pin in pins:
+        assert shlex.quote(pin) in setup, f"setup.sh does not install {pin}"
+    [wheel] = [n for n in names if n.endswith(".whl")]
+    assert wheel in setup and "--no-deps" in setup
+    with zipfile.ZipFile(tmp_path / wheel) as w:
+        files = set(w.namelist())
+        meta = w.read(next(n for n in files if n.endswith(".dist-info/METADATA"))).decode()
+        entry_points = w.read(next(n for n in files if n.endswith("entry_points.txt"))).decode()
+    # the instructor solutions travel with the package (the grader times against them)
+    assert "autograder/solutions/tiled_matmul.py" in files
+    assert "autograder/gradescope/run.py" in files
+    assert not any("__pycache__" in n or n.startswith("tests/") for n in files)
+    assert [ln.split(": ", 1)[1] for ln in meta.splitlines()
+            if ln.startswith("Requires-Dist")] == pins
+    assert "autograder = autograder.cli:app" in entry_points
+
+
+def _spec_and_pending(results: dict) -> float:
+    check_spec(results)
+    ex = exercises.get(EXERCISE)
+    graded_max = sum(t["max_score"] for t in results["tests"])
+    pending = results["extra_data"]["pending_points"]
+    assert pending == pytest.approx(ex.max_score - graded_max)  # skipped tests left out
+    assert not set(results["extra_data"]["skipped"]) & {t["name"] for t in results["tests"]}
+    if pending:
+        assert f"provisional: {pending:g} points need a GPU" in results["output"]
+    else:
+        assert "provisional" not in results["output"]
+    if TEST_DEVICE == "sim":
+        assert pending > 0 and results["extra_data"]["provisional"] is True
+    return pending
+
+
+def test_instructor_solution_gets_every_point_it_can_earn_here(bundle, tmp_path):
+    root = container(bundle, tmp_path, {"tiled_matmul.py": (SOLUTIONS / "tiled_matmul.py")
+                                        .read_text(), "notes.txt": "my notes"})
+    proc, results = run_autograder(root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _spec_and_pending(results)
+    for t in results["tests"]:
+        assert t["status"] == "passed" and t["score"] == t["max_score"], t
+    assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
+    assert "tiled_matmul" in proc.stdout  # the console report, for the instructor's stdout
+
+
+def test_mutant_notebook_loses_points_and_says_why(bundle, tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("My tiled matmul"), nbformat.v4.new_code_cell(
+        (FILES / EXERCISE / "mutants" / "naive.py").read_text())]
+    root = container(bundle, tmp_path, {"hw/01_tiled_matmul.ipynb": nbformat.writes(nb),
+                                        "hw/.ipynb_checkpoints/old-checkpoint.ipynb": "{}",
+                                        "hw/helpers.py": "x = 1\n"})
+    proc, results = run_autograder(root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _spec_and_pending(results)
+    concept = next(t for t in results["tests"] if t["name"].startswith("concept"))
+    assert concept["status"] == "failed" and concept["score"] == 0
+    assert "shared memory" in concept["output"]
+    assert results["score"] < sum(t["max_score"] for t in results["tests"])
+    assert "01_tiled_matmul.ipynb" in proc.stdout
+
+
+def test_no_submission_file_is_a_zero_with_a_message(bundle, tmp_path):
+    root = container(bundle, tmp_path, {"report.pdf": b"%PDF-1.4"})
+    proc, results = run_autograder(root)
+    assert proc.returncode == 0, proc.stderr
+    check_spec(results)
+    assert results["score"] == 0
+    assert "No .py file or .ipynb notebook" in results["output"]
+    assert "report.pdf" in results["output"]
+
+
+def test_grader_setup_fault_is_not_a_zero(bundle, tmp_path):
+    root = container(bundle, tmp_path, {"tiled_matmul.py": "TILE_WIDTH = 16\n"})
+    proc, results = run_autograder(root, device="quantum")  # a misconfigured bundle
+    assert proc.returncode == GraderSetupError.exit_code
+    check_spec(results)
+    assert "score" not in results and all("score" not in t for t in results["tests"])
+    assert "not your score" in results["output"] and "quantum" in results["output"]
+    assert results["extra_data"]["grader_failed"] is True
+
+
+def test_missing_install_still_writes_results(bundle, tmp_path):
+    root = container(bundle, tmp_path, {"tiled_matmul.py": "TILE_WIDTH = 16\n"})
+    proc, results = run_autograder(root, python=str(tmp_path / "no-venv" / "bin" / "python"))
+    assert proc.returncode == 2
+    check_spec(results)
+    assert "score" not in results and "setup.sh" in results["output"]
+
+
+def test_preflight_setup_error_writes_a_failure_not_a_zero(tmp_path, monkeypatch):
+    """A GraderSetupError raised while grading (the preflight: no GPU, the instructor's own
+    solution losing points) ends as exit 2 and a results.json without a score."""
+    import autograder.grader
+
+    def broken(*a, **k):
+        raise GraderSetupError("the instructor's solution lost points: timing failed")
+
+    monkeypatch.setattr(autograder.grader, "grade", broken)
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "tiled_matmul.py").write_text("TILE_WIDTH = 16\n")
+    assert gs_run.run(tmp_path, EXERCISE, "sim") == 2
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    check_spec(results)
+    assert "score" not in results and "instructor's solution lost points" in results["output"]
+
+
+@pytest.mark.parametrize("files, expected", [
+    (["tiled_matmul.ipynb"], "tiled_matmul.ipynb"),
+    (["answer.py"], "answer.py"),
+    (["x/01_tiled_matmul.ipynb", "x/utils.py"], "x/01_tiled_matmul.ipynb"),
+    (["tiled_matmul.py", "scratch.ipynb"], "tiled_matmul.py"),
+    (["work.ipynb", "helpers.py"], "work.ipynb"),
+    (["tiled_matmul.ipynb", ".ipynb_checkpoints/tiled_matmul-checkpoint.ipynb",
+      "__MACOSX/tiled_matmul.ipynb"], "tiled_matmul.ipynb"),
+    (["a.py", "b.py"], None),
+    (["readme.md"], None),
+    ([], None),
+])
+def test_find_submission(tmp_path, files, expected):
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    path, why = gs_run.find_submission(tmp_path, EXERCISE)
+    if expected is None:
+        assert path is None and why
+    else:
+        assert path == tmp_path / expected and not why
+
+
+def test_exercise_names_do_not_match_longer_ones(tmp_path):
+    for f in ("grid_barrier_lockfree.py", "06_grid_barrier.py"):
+        (tmp_path / f).write_text("")
+    path, _ = gs_run.find_submission(tmp_path, "grid_barrier")
+    assert path == tmp_path / "06_grid_barrier.py"

@@ -1,0 +1,261 @@
+"""Performance hints (autograder/hints.py): each hint fires on a small kernel that has the
+problem (tests/files/hints/) and stays quiet on the same kernel without it.
+
+The PTX comes from Numba's real CUDA target (NVVM, no GPU) and the instrumented report from the
+simulator, each in its own child process (one process cannot hold both targets)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import hints
+from autograder.results import ExerciseResult, Kind, Status, TestResult
+from autograder.submission import load_source
+from autograder.timing import ratio_stats, timing_details
+
+HINTS = Path(__file__).resolve().parent / "files" / "hints"
+KERNELS = ["f64_accumulator", "f32_accumulator", "column_tile", "padded_tile",
+           "interleaved_sum", "sequential_sum", "big_shared", "small_shared", "strided_read",
+           "coalesced_read"]
+
+# An H200 as its driver reports it (harness.device_facts), and the simulator's fallback.
+H200 = hints.DeviceLimits(max_threads_per_sm=2048, max_blocks_per_sm=32,
+                          shared_per_sm=228 * 1024, registers_per_sm=65536, sm_count=132,
+                          reserved_shared_per_block=1024)
+
+_PROBE = r"""
+import importlib.util, json, sys
+out = {}
+for path in sys.argv[2:]:
+    spec = importlib.util.spec_from_file_location("hint_kernel", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    if sys.argv[1] == "ptx":
+        from numba import cuda, typeof
+        sig = tuple(typeof(a) for a in m.make_args())
+        out[path] = cuda.compile_ptx(m.kernel.py_func, sig, cc=(9, 0), lineinfo=True)[0]
+    else:
+        from autograder.instrument import instrumented_launch
+        out[path] = instrumented_launch(m.kernel, m.GRID, m.BLOCK, m.make_args(), max_blocks=2)
+json.dump(out, sys.stdout)
+"""
+
+
+def _probe(mode: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    if mode == "report":
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    paths = [str(HINTS / f"{k}.py") for k in KERNELS]
+    done = subprocess.run([sys.executable, "-c", _PROBE, mode, *paths], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {Path(p).stem: v for p, v in json.loads(done.stdout).items()}
+
+
+@pytest.fixture(scope="module")
+def ptx() -> dict:
+    return _probe("ptx")
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    return _probe("report")
+
+
+def _kinds(name, ptx, report, **kw):
+    found, _ = hints.find(ptx[name], report[name], load_source(HINTS / f"{name}.py"),
+                          f"{name}.py", **kw)
+    return found
+
+
+def _line_of(name: str, text: str) -> int:
+    """The first code line (not the docstring) of a hint kernel containing ``text``."""
+    lines = (HINTS / f"{name}.py").read_text().splitlines()
+    return next(n for n, ln in enumerate(lines, 1) if text in ln and ln.startswith(" "))
+
+
+def test_float64_accumulator_is_named_with_its_line_and_its_literal(ptx, report):
+    found = _kinds("f64_accumulator", ptx, report)
+    f64 = [h for h in found if h.kind == "float64"]
+    assert len(f64) == 1
+    assert f64[0].line == _line_of("f64_accumulator", "acc += x[i, j]")
+    assert f"line {_line_of('f64_accumulator', 'acc = 0.')} (`acc = 0.`)" in f64[0].text
+    assert "float32(0.0)" in f64[0].text
+    assert _line_of("f64_accumulator", "acc = 0.") in f64[0].also  # shown beside it
+
+
+def test_float32_accumulator_has_no_float64_hint(ptx, report):
+    assert not [h for h in _kinds("f32_accumulator", ptx, report) if h.kind == "float64"]
+
+
+def test_column_read_of_unpadded_tile_is_a_bank_conflict(ptx, report):
+    found = [h for h in _kinds("column_tile", ptx, report) if h.kind == "bank_conflict"]
+    assert [h.line for h in found] == [_line_of("column_tile", "b[r, tx] = tile[tx, r]")]
+    assert "32-way" in found[0].text
+
+
+def test_padded_tile_has_no_bank_conflict_hint(ptx, report):
+    assert not [h for h in _kinds("padded_tile", ptx, report) if h.kind == "bank_conflict"]
+
+
+def test_interleaved_reduction_is_divergent(ptx, report):
+    found = [h for h in _kinds("interleaved_sum", ptx, report) if h.kind == "divergence"]
+    assert [h.line for h in found] == [_line_of("interleaved_sum", "tid % (2 * stride)")]
+
+
+def test_sequential_reduction_has_no_divergence_hint(ptx, report):
+    assert not [h for h in _kinds("sequential_sum", ptx, report) if h.kind == "divergence"]
+
+
+def test_big_shared_array_limits_occupancy_on_a_gpu(ptx, report):
+    found = _kinds("big_shared", ptx, report, device="gpu:NVIDIA H200", threads_per_block=128,
+                   grid_blocks=4096)
+    occ = [h for h in found if h.kind == "occupancy_shared"]
+    assert len(occ) == 1 and "49152 bytes" in occ[0].text and "4 block(s)" in occ[0].text
+
+
+def test_small_shared_array_does_not_limit_occupancy(ptx, report):
+    found = _kinds("small_shared", ptx, report, device="gpu:NVIDIA H200", threads_per_block=128,
+                   grid_blocks=4096)
+    assert not [h for h in found if h.kind in ("occupancy_shared", "few_blocks")]
+
+
+def test_too_few_blocks_for_the_sms(ptx, report):
+    few = _kinds("small_shared", ptx, report, device="gpu:NVIDIA H200", threads_per_block=128,
+                 grid_blocks=8, limits=H200)
+    assert [h.kind for h in few if h.kind == "few_blocks"] == ["few_blocks"]
+    assert "8 blocks for 132 SMs" in next(h.text for h in few if h.kind == "few_blocks")
+
+
+def test_simulator_falls_back_to_the_compute_capability_table(ptx, report):
+    found, missing = hints.find(ptx["big_shared"], report["big_shared"], device="sim",
+                                threads_per_block=128, grid_blocks=8)
+    occ = [h for h in found if h.kind == "occupancy_shared"]
+    assert len(occ) == 1 and "limits of compute capability 9.0" in occ[0].text
+    assert not [h for h in found if h.kind == "few_blocks"]  # no SM count without a GPU
+    assert any("registers per thread: need a GPU" in m for m in missing)
+    assert any("SM count" in m for m in missing)
+
+
+def test_strided_read_is_uncoalesced(ptx, report):
+    found = [h for h in _kinds("strided_read", ptx, report) if h.kind == "uncoalesced"]
+    assert [h.line for h in found] == [_line_of("strided_read", "a[col, row]")]
+    assert "32 32-byte sectors" in found[0].text and "fit in 4" in found[0].text
+    coal = report["strided_read"]["global_loads"]["coalescing"]
+    assert [(c["array"], c["sectors"] / c["requests"]) for c in coal] == [("a", 32.0)]
+
+
+def test_coalesced_read_has_no_uncoalesced_hint(ptx, report):
+    assert not [h for h in _kinds("coalesced_read", ptx, report) if h.kind == "uncoalesced"]
+    coal = report["coalesced_read"]["global_loads"]["coalescing"]
+    assert [(c["array"], c["sectors"] / c["requests"]) for c in coal] == [("a", 4.0)]
+
+
+def _occupancy(regs: int, threads: int = 256, shared: int = 0):
+    return hints._occupancy_hints(shared, threads, 4096, H200, regs)
+
+
+def test_registers_that_limit_the_blocks_per_sm_are_named():
+    # 128 registers x 32 lanes = 4096 per warp: 16 warps of 2048 slots, 2 blocks of 256.
+    found = _occupancy(128)
+    assert [h.kind for h in found] == ["occupancy_registers"]
+    assert "128 registers per thread" in found[0].text and "2 block(s)" in found[0].text
+    assert hints.occupancy(256, 0, H200, 128) == (2, "registers")
+
+
+def test_registers_that_do_not_limit_occupancy_are_not_named():
+    assert _occupancy(32) == []   # 8 blocks of 256 by registers and by threads alike
+    assert hints.occupancy(256, 0, H200, 32) == (8, "threads")
+    # 33 x 32 = 1056 registers per warp, allocated as 1280: 51 warps, 6 blocks of 8 warps
+    assert hints.blocks_by_registers(256, 33) == 6
+
+
+def test_device_and_kernel_records_feed_the_hints():
+    from autograder import harness
+
+    class Dev:  # what numba's Device answers, attribute by attribute
+        name, compute_capability = b"NVIDIA H200", (9, 0)
+        MULTIPROCESSOR_COUNT, MAX_THREADS_PER_MULTIPROCESSOR = 132, 2048
+        MAX_BLOCKS_PER_MULTIPROCESSOR, MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 32, 233472
+        MAX_REGISTERS_PER_MULTIPROCESSOR, MAX_THREADS_PER_BLOCK = 65536, 1024
+        MAX_SHARED_MEMORY_PER_BLOCK, MAX_REGISTERS_PER_BLOCK = 49152, 65536
+        RESERVED_SHARED_MEMORY_PER_BLOCK = 1024
+
+    class Overload:
+        regs_per_thread, shared_mem_per_block = 128, 2048
+        local_mem_per_thread, max_threads_per_block = 0, 512
+
+    class Kernel:
+        overloads = {("sig",): Overload()}
+
+    device = harness.device_facts(Dev())
+    assert device["name"] == "NVIDIA H200" and device["multiprocessors"] == 132
+    assert hints.DeviceLimits.from_record(device) == H200
+    kernel = harness.kernel_facts(Kernel())
+    assert hints.KernelFacts.from_record(kernel) == hints.KernelFacts(128, 2048)
+    assert hints.DeviceLimits.from_record({"type": "device", "name": "old child"}) is None
+
+
+def test_clean_kernels_report_nothing(ptx, report):
+    kw = dict(device="gpu:NVIDIA H200", threads_per_block=128, grid_blocks=4096, limits=H200,
+              kernel=hints.KernelFacts(32, 0))
+    for name in ("padded_tile", "sequential_sum", "small_shared", "coalesced_read"):
+        assert _kinds(name, ptx, report, **kw) == [], name
+    # One row per thread: lanes 32 bytes apart, so this one's loads are uncoalesced (8x).
+    assert [h.kind for h in _kinds("f32_accumulator", ptx, report, **kw)] == ["uncoalesced"]
+
+
+def test_occupancy_uses_the_lecture_calculator():
+    # 256 threads, 48 KB per block on Hopper: shared memory allows 4 blocks, threads 8.
+    assert hints.occupancy(256, 48 * 1024, hints.SM_LIMITS[(9, 0)]) == (4, "shared")
+    assert hints.occupancy(256, 2048, hints.SM_LIMITS[(9, 0)]) == (8, "threads")
+
+
+class _Exercise:
+    """The parts of an exercise :func:`hints.apply` reads."""
+
+    class contract:  # noqa: N801
+        kernel, functions = "kernel", ()
+        grid, block = ("ceil(n / BLOCK)",), ("BLOCK",)
+
+    class timing:  # noqa: N801
+        params = {"n": 1 << 20}
+
+
+def _timed(ratio: float, points: float) -> ExerciseResult:
+    s, i = [ratio] * 12, [1.0] * 12
+    t = TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
+                   Status.PASSED if points == 25 else Status.FAILED, points, 25.0, "ratio",
+                   timing_details(s, i, ratio_stats(s, i), 1.25, 2.0, {"n": 1 << 20}))
+    return ExerciseResult("block_sum", "x.py", "gpu:NVIDIA H200", [t])
+
+
+def test_a_timing_loss_names_its_likeliest_cause(ptx, report):
+    result = _timed(1.5, 12.5)
+    hints.apply(result, _Exercise, load_source(HINTS / "f64_accumulator.py"),
+                ptx["f64_accumulator"], report["f64_accumulator"], {"BLOCK": 256},
+                "f64_accumulator.py")
+    timing, added = result.tests[0], result.tests[-1]
+    assert "likeliest cause: line" in timing.message and "float64" in timing.message
+    assert timing.points == 12.5 and timing.status is Status.FAILED
+    assert added.name == hints.NAME and added.kind is Kind.DIAGNOSTIC
+    assert added.max_points == 0 and added.status is Status.PASSED
+    # float64 first; its row-per-thread loads are uncoalesced too (a lesser cause)
+    assert [h["kind"] for h in added.details["hints"]] == ["float64", "uncoalesced"]
+    json.dumps(result.to_dict())
+
+
+def test_full_timing_points_and_a_clean_kernel_say_so(ptx, report):
+    result = _timed(1.0, 25.0)
+    hints.apply(result, _Exercise, load_source(HINTS / "coalesced_read.py"),
+                ptx["coalesced_read"], report["coalesced_read"], {"BLOCK": 256},
+                "coalesced_read.py")
+    assert result.tests[0].message == "ratio"
+    assert result.tests[-1].message.startswith("nothing to report")
+    assert result.score == 25.0
