@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from pathlib import Path
 
 from . import preflight
@@ -175,11 +176,14 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
         if client is None:
             cluster = local_cluster(backend, workers, workers_per_gpu)
             client = Client(cluster)
+        # A fresh id per run: two batches sharing a scheduler never share a task (the same key
+        # would get the other's result), and keys never show the secret seed (dashboards do).
+        batch_id = uuid.uuid4().hex[:12]
         futures = {}
         for s, source in pending:
             fut = client.submit(grade_submission, source, backend,
                                 ResultStore.submission_seed(batch_seed, s.key), sanitize,
-                                worker_preflight, key=f"grade-{s.key}-{batch_seed}", pure=False)
+                                worker_preflight, key=f"grade-{s.key}-{batch_id}", pure=False)
             futures[fut] = s
         setup_error = _collect(futures, as_completed(futures), store, failures, progress)
     finally:

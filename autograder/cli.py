@@ -91,12 +91,18 @@ def solutions(
     exercise: Optional[list[str]] = typer.Option(None, "--exercise", "-e",
                                                  help="Only these exercises (repeatable)."),
     seed: Optional[int] = typer.Option(None, help="Seed for every grading run."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
+                                       help="Gradings at once (default: 4 on a GPU, half the "
+                                            "cores on the simulator)."),
 ) -> None:
-    """Grade every instructor solution and known-bad submission; exit 1 if any verdict is wrong."""
+    """Grade every instructor solution and known-bad submission; exit 1 if any verdict is wrong.
+    A line per exercise on standard error as its gradings end; the table at the end."""
+    import os
+
     from rich.table import Table
 
     from .grader import resolve_device
-    from .self_check import check_exercise, progress_line
+    from .self_check import DEFAULT_GPU_JOBS, check_all, progress_line
 
     names = exercise or exercises.names()
     for name in names:
@@ -108,16 +114,21 @@ def solutions(
         table.add_column(col, overflow="fold")
     bad = 0
     try:
-        resolve_device(device)  # --device gpu without a GPU: exit 2 before any grading
-        for done, name in enumerate(names, 1):
-            rows = check_exercise(name, device, seed)
-            err.print(escape(progress_line(done, len(names), name, rows)), highlight=False,
-                      soft_wrap=True)
-            for row in rows:
-                bad += not row.ok
-                table.add_row(row.exercise, row.submission, row.expected, row.got,
-                              "[green]ok[/green]" if row.ok else "[red]WRONG[/red]",
-                              f"{row.seconds:.1f}")
+        backend = resolve_device(device)  # --device gpu without a GPU: exit 2 before grading
+        if jobs is None:
+            jobs = DEFAULT_GPU_JOBS if backend == "gpu" else max(1, (os.cpu_count() or 2) // 2)
+        finished: list[str] = []
+
+        def progress(rows) -> None:
+            finished.append(rows[0].exercise)
+            err.print(escape(progress_line(len(finished), len(names), rows[0].exercise, rows)),
+                      highlight=False, soft_wrap=True)
+
+        for row in check_all(names, device, seed, jobs=jobs, on_exercise=progress):
+            bad += not row.ok
+            table.add_row(row.exercise, row.submission, row.expected, row.got,
+                          "[green]ok[/green]" if row.ok else "[red]WRONG[/red]",
+                          f"{row.seconds:.1f}")
     except (ValueError, GraderSetupError) as exc:
         _fail(str(exc))
     out.print(table)

@@ -68,8 +68,8 @@ autograder grade SUBMISSION --exercise NAME [--device auto|gpu|sim] [--json]
 - `device`: `"sim"` or `"gpu:<device name>"`.
 - `kind`: `correctness`, `concept`, `timing` or `diagnostic`. `status`: `passed`, `failed`,
   `error`, `timeout` or `skipped`. A skipped test earns no points and its message says why (for
-  instance "needs a GPU"); `provisional` is true when any test was skipped, and `pending_points`
-  is what those tests are worth ("provisional: 50 points need a GPU").
+  instance "needs a GPU"); `pending_points` is what the skipped tests are worth, and
+  `provisional` is true when that is more than 0 ("provisional: 50 points need a GPU").
 - Exit status 0 whenever grading finished, whatever the score; 2 when the grader itself could not
   run (bad arguments, an unknown exercise, a missing submission, `--device gpu` without a GPU, or
   a grader environment in which the instructor's own solution does not get full marks).

@@ -105,7 +105,8 @@ def default_limits(backend: str) -> Limits:
     correct kernel. A case's CPU budget is 10 s plus 15 ms per input element, at most 60 s:
     measured in the harness, the costliest simulator case of a correct solution at a legal but
     small tile (``matmul_any_size`` 37×41×43, 3,280 input elements, ``TILE_WIDTH`` 4) used
-    17–27 s of CPU time (budget 59 s); a 16×16 case used under 1 s (budget 17.7 s, so a kernel
+    17–27 s of CPU time with Python's default thread switch interval and about 3 s with the
+    harness's shorter one (budget 59 s); a 16×16 case uses under 1 s (budget 17.7 s, so a kernel
     that spins there is stopped after 17.7 s of CPU time). A child that uses no CPU for 60 s
     (blocked) or runs 10 times its budget in wall time is stopped too. GPU children count
     wall time: a spinning kernel (a grid barrier that never opens) burns the GPU, not the
@@ -321,7 +322,7 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
     report = diagnostics.instrument_report(instrumented)
     result.tests = _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
                             diagnostics.concept_problems(exercise, source, report, sanitized))
-    early = _early_failure(source, run, "import timeout")
+    early = _early_failure(source, run)
     if early is None:  # an early failure's diagnostics are already among _collect's tests
         result.tests += diagnostics.tests(exercise, source, report, sanitized,
                                           _instrument_failure(source, instrumented))
@@ -332,10 +333,11 @@ def _grade_source(exercise, source, backend, cases, limits, result, sanitize) ->
                     kernel=run.first("kernel"))
     if backend == "sim" and compiled_run is not None:
         _void_unless_compiled(result.tests, source, run, compiled_run)
-    for child in (run, compiled_run):  # how the child ran: the instructor's business
+    for child in (run, compiled_run):  # the sandbox mode is the instructor's business
         for note in (child.notes if child is not None else []):
-            if note not in result.instructor_notes:
-                result.instructor_notes.append(note)
+            notes = result.instructor_notes if note.startswith("sandbox:") else result.notes
+            if note not in notes:
+                notes.append(note)
     skipped = _skipped_note(source, run)
     if skipped:
         result.instructor_notes.append(skipped)
@@ -558,9 +560,9 @@ def _phase_split(run: ChildRun, compiled_run: ChildRun | None,
     return split
 
 
-def _early_failure(source: Source, run: ChildRun, limits_hint: str) -> tuple[Status, str] | None:
-    """If the child never got past import and contract checks, the status and message for all.
-    (``limits_hint`` is unused: a timed-out run says itself which limit ran out.)"""
+def _early_failure(source: Source, run: ChildRun) -> tuple[Status, str] | None:
+    """If the child never got past import and contract checks, the status and message for all
+    (a timed-out run says itself which limit ran out)."""
     if run.first("imported"):
         return None
     for header, _ in run.records:
@@ -583,7 +585,7 @@ def _output_hint(run: ChildRun) -> str:
 
 def _collect(exercise, source, backend, cases, run, compiled_run, timing_run,
              findings) -> list[TestResult]:
-    early = _early_failure(source, run, "import timeout")
+    early = _early_failure(source, run)
     if early is not None:
         return _once(_all_tests(exercise, *early), "not run (see above)")
     outputs, errors = {}, {}
@@ -688,7 +690,7 @@ def _judge_concept(exercise, source, compiled_run, findings: list[str]) -> TestR
             msg = (f"{_where(source, err)}your kernel does not compile for a real GPU "
                    f"(Numba's CUDA target rejects it): {err['message']}")
         else:
-            early = _early_failure(source, compiled_run, "import timeout")
+            early = _early_failure(source, compiled_run)
             msg = early[1] if early else "the compile check did not finish"
         return TestResult(name, Kind.CONCEPT, "hidden", Status.ERROR, 0.0, concept.points, msg)
     found = ptx.facts(facts["ptx"])

@@ -32,9 +32,10 @@ def _prctl(option: int, arg: int) -> None:
                 ctypes.c_ulong(0))
 
 
-def _children(me: int) -> list[int]:
-    """PIDs whose parent is ``me`` (orphans of our descendants are reparented to us)."""
-    kids = []
+def proc_stats():
+    """``(pid, fields)`` for every process in ``/proc``: ``fields`` are the words of its
+    ``/proc/<pid>/stat`` after the command name, so ``fields[1]`` is the parent PID (field 4 of
+    proc(5)) and ``fields[11:15]`` utime, stime, cutime and cstime in clock ticks."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -44,10 +45,12 @@ def _children(me: int) -> list[int]:
         except OSError:
             continue
         # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1 and int(fields[1]) == me:
-            kids.append(int(name))
-    return kids
+        yield int(name), stat[stat.rfind(b")") + 2:].split()
+
+
+def _children(me: int) -> list[int]:
+    """PIDs whose parent is ``me`` (orphans of our descendants are reparented to us)."""
+    return [pid for pid, fields in proc_stats() if len(fields) > 1 and int(fields[1]) == me]
 
 
 def _reap_nowait() -> None:

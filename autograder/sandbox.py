@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .channel import ChannelError, read_record
+from .reaper import proc_stats
 from .errors import GraderSetupError
 
 OUTPUT_LIMIT_BYTES = 64 << 20
@@ -400,8 +401,9 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
             bound.append(alias)
     if not _covered(PACKAGE_DIR, bound):
         cmd += ["--ro-bind", str(PACKAGE_DIR), str(PACKAGE_DIR)]
-    if (PACKAGE_DIR / "solutions").exists():  # an installed copy of the instructor solutions
-        cmd += ["--tmpfs", str(PACKAGE_DIR / "solutions")]
+    for private in ("solutions", "assignments"):  # installed instructor solutions and notebooks
+        if (PACKAGE_DIR / private).exists():
+            cmd += ["--tmpfs", str(PACKAGE_DIR / private)]
     cmd += ["--ro-bind", str(workdir), str(workdir)]
     if writable is not None:
         cmd += ["--bind", str(writable), str(writable)]
@@ -428,19 +430,9 @@ def _process_table() -> dict[int, tuple[int, int]]:
     """Every process's (parent PID, CPU clock ticks), from ``/proc/<pid>/stat``: user and
     system time of all its threads, plus that of the children it has waited for."""
     table = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for pid, fields in proc_stats():
         try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-        # Then [1] is the parent PID (field 4); [11:15] utime, stime, cutime, cstime (14-17).
-        fields = stat[stat.rfind(b")") + 2:].split()
-        try:
-            table[int(name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+            table[pid] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
         except (IndexError, ValueError):
             continue
     return table

@@ -7,11 +7,16 @@ the verdicts its header declares (see :mod:`autograder.known_bad`) and lose poin
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import exercises, known_bad
 from .grader import grade, solution_path
+
+
+# Gradings at once on one GPU: correctness runs share it, timing runs take it alone in turn.
+DEFAULT_GPU_JOBS = 4
 
 
 @dataclass
@@ -35,29 +40,67 @@ def _got(result) -> str:
         f" ({summary})"
 
 
-def check_exercise(name: str, device: str, seed: int | None = None) -> list[CheckRow]:
-    """Rows for the solution and the mutants of exercise ``name`` graded on ``device``."""
-    ex = exercises.get(name)
-    rows = []
+def submissions(name: str) -> list[Path]:
+    """The files ``autograder solutions`` grades for exercise ``name``: its instructor solution
+    first, then its known-bad submissions (:func:`autograder.known_bad.mutants`)."""
+    return [solution_path(exercises.get(name)), *known_bad.mutants(name)]
+
+
+def check_submission(name: str, path: Path, device: str, seed: int | None = None) -> CheckRow:
+    """Grade ``path`` (the solution of exercise ``name`` or one of its known-bad submissions) on
+    ``device`` and say whether it got what it should. Raises what :func:`grade` raises for the
+    grader's setup (:class:`autograder.errors.GraderSetupError`)."""
     start = time.monotonic()
     # No preflight: this is the preflight's own check, shown row by row.
-    result = grade(solution_path(ex), name, device=device, seed=seed, preflight=False)
-    problems = known_bad.full_marks_problems(result)
-    rows.append(CheckRow(name, f"solutions/{ex.solution}", "full marks", _got(result),
-                         not problems, time.monotonic() - start, result.device))
-    for path in known_bad.mutants(name):
-        start = time.monotonic()
-        result = grade(path, name, device=device, seed=seed, preflight=False)
-        wanted = [str(e) for e in known_bad.expectations(path) if e.applies_to(result.device)]
-        rows.append(CheckRow(name, f"mutants/{Path(path).name}", ", ".join(wanted) or "?",
-                             _got(result), not known_bad.unmet(path, result),
-                             time.monotonic() - start, result.device))
-    return rows
+    result = grade(path, name, device=device, seed=seed, preflight=False)
+    if Path(path) == solution_path(exercises.get(name)):
+        return CheckRow(name, f"solutions/{Path(path).name}", "full marks", _got(result),
+                        not known_bad.full_marks_problems(result), time.monotonic() - start,
+                        result.device)
+    wanted = [str(e) for e in known_bad.expectations(path) if e.applies_to(result.device)]
+    return CheckRow(name, f"mutants/{Path(path).name}", ", ".join(wanted) or "?", _got(result),
+                    not known_bad.unmet(path, result), time.monotonic() - start, result.device)
+
+
+def check_exercise(name: str, device: str, seed: int | None = None) -> list[CheckRow]:
+    """Rows for the solution and the mutants of exercise ``name`` graded on ``device``, one
+    after another."""
+    return [check_submission(name, path, device, seed) for path in submissions(name)]
+
+
+def check_all(names: list[str], device: str, seed: int | None = None, jobs: int = 1,
+              on_exercise=None) -> list[CheckRow]:
+    """Rows for every exercise of ``names`` (in that order, each exercise's solution first),
+    with up to ``jobs`` gradings at once: threads of this process, each grading's code still in
+    its own sandboxed children (on a GPU, correctness runs share it and each timing run has it
+    alone, :mod:`autograder.gpulock`). ``on_exercise(rows)`` is called, in the calling thread,
+    as soon as all of an exercise's rows are in. The first exception of a grading (a
+    ``GraderSetupError``) is raised once the gradings under way have ended; none starts after."""
+    tasks = [(name, path) for name in names for path in submissions(name)]
+    rows: dict[int, CheckRow] = {}
+    left = {name: sum(1 for n, _ in tasks if n == name) for name in names}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(check_submission, name, path, device, seed): i
+                   for i, (name, path) in enumerate(tasks)}
+        try:
+            for future in as_completed(futures):
+                i = futures[future]
+                rows[i] = future.result()
+                name = tasks[i][0]
+                left[name] -= 1
+                if not left[name] and on_exercise is not None:
+                    on_exercise([rows[k] for k in sorted(rows) if tasks[k][0] == name])
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return [rows[i] for i in sorted(rows)]
 
 
 def progress_line(done: int, total: int, name: str, rows: list[CheckRow]) -> str:
     """One line for an exercise whose rows are all in (``done`` of ``total`` exercises), e.g.
-    ``[2/6] matmul_any_size: 5 graded, all ok, 31.4 s on sim``; a wrong verdict is named."""
+    ``[2/6] matmul_any_size: 5 graded, all ok, 31.4 s on sim`` (the rows' grading seconds added
+    up); a wrong verdict is named."""
     wrong = [r.submission for r in rows if not r.ok]
     verdict = "all ok" if not wrong else f"{len(wrong)} WRONG ({', '.join(wrong)})"
     devices = ", ".join(dict.fromkeys(r.device for r in rows if r.device)) or "?"

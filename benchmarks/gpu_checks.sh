@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's GPU checks, for the `device` machine (or any machine with an NVIDIA GPU).
-# Usage: [STEPS="latency solutions fidelity pytest class throughput"] bash benchmarks/gpu_checks.sh [OUTDIR]
+# Usage: [STEPS="latency solutions preflight fidelity hints pytest class throughput"] bash benchmarks/gpu_checks.sh [OUTDIR]
 # Prints a short table last.
 # On the device machine, carry a numpy 2.4 wheel in .whl/ (the image's numpy 2.5 breaks numba-cuda).
 set -uo pipefail
@@ -30,7 +30,7 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 } | tee "$OUT_DIR/env.txt"
 
 declare -A STATUS
-STEPS=${STEPS:-latency solutions preflight fidelity pytest class throughput}
+STEPS=${STEPS:-latency solutions preflight fidelity hints pytest class throughput}
 run_check() {  # name, command...
   local name=$1; shift
   case " $STEPS " in *" ${name%%_*} "*) ;; *) return 0 ;; esac
@@ -62,6 +62,8 @@ preflight_refuses() {
 run_check preflight_without_numpy24 preflight_refuses
 # 3. Timing fidelity: solutions timed as students, known-slow variants (see benchmarks/fidelity.py).
 run_check fidelity python3 benchmarks/fidelity.py --trials ${TRIALS:-100} --out "$OUT_DIR/fidelity.json"
+# 3b. Which performance hint each known-slow mutant gets (issue 12's record).
+run_check hints python3 benchmarks/hints_on_gpu.py --device gpu --out "$OUT_DIR/hints.md"
 # 4. The test suite's device-independent tests, on the GPU.
 run_check pytest_gpu env KERNELGRADE_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/test_bad_input.py tests/test_timing.py}
 # 5. The example class, if present.

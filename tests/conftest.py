@@ -18,6 +18,19 @@ FILES = ROOT / "tests" / "files"
 TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
 
 
+def stored_count(db) -> int:
+    """Rows in a batch's SQLite store, read-only (0 while it does not exist or is locked)."""
+    import sqlite3
+
+    if not Path(db).exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+            return con.execute("SELECT count(*) FROM results").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 def grade_file(path, exercise: str, **kw):
     """Grade ``path`` for ``exercise`` on the test device with a fixed seed."""
     kw.setdefault("seed", 20261122)

@@ -15,7 +15,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder.store import ResultStore
-from conftest import ROOT, SOLUTIONS, TEST_DEVICE
+from conftest import stored_count, ROOT, SOLUTIONS, TEST_DEVICE
 
 pytestmark = pytest.mark.slow
 
@@ -74,16 +73,6 @@ def _batch(root: Path, db: Path, marker: str) -> subprocess.Popen:
          "--device", TEST_DEVICE, "--workers", "2", "--seed", str(BATCH_SEED)],
         env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         start_new_session=True)
-
-
-def _stored(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
-            return con.execute("SELECT count(*) FROM results").fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 def _marked(marker: str) -> list[str]:
@@ -150,11 +139,11 @@ def test_killed_batch_resumes_to_the_uninterrupted_result(tmp_path):
     db = tmp_path / "killed.sqlite"
     partial = []
     for k in range(KILLS):
-        before = _stored(db)
+        before = stored_count(db)
         target = before + rng.randint(1, 6)
         proc = _batch(root, db, marker)
         deadline = time.monotonic() + 240
-        while _stored(db) < target and proc.poll() is None and time.monotonic() < deadline:
+        while stored_count(db) < target and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(rng.uniform(0.0, 1.5))
         running = _marked(marker)
@@ -163,7 +152,7 @@ def test_killed_batch_resumes_to_the_uninterrupted_result(tmp_path):
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)  # the batch process only: its children must follow
         proc.wait()
-        partial.append(_stored(db))
+        partial.append(stored_count(db))
         deadline = time.monotonic() + 30
         while _marked(marker) and time.monotonic() < deadline:
             time.sleep(0.25)

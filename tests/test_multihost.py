@@ -5,9 +5,9 @@ it), so grading works only if ``batch`` sends each submission's source, not its 
 
 The class is six ``occupancy`` submissions (plain Python functions: a few seconds each on the
 simulator): the instructor solution as a ``.py`` file and as a notebook, three mutants, and a
-notebook that is not JSON. One test grades it and checks what the results say; the other SIGKILLs
-one worker's whole process tree once the first result is stored and checks that every
-submission is stored once, with the score an in-process grading gives.
+notebook without a list of cells. One test grades it and checks what the results say; the
+other SIGKILLs one worker's whole process tree once the first result is stored and checks that
+every submission is stored once, with the score an in-process grading gives.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from autograder import known_bad
 from autograder.grader import gpu_available, grade
 from autograder.results import ExerciseResult
 from autograder.store import ResultStore
-from conftest import FILES, ROOT, SOLUTIONS
+from conftest import stored_count, FILES, ROOT, SOLUTIONS
 
 DASK = Path(sys.executable).with_name("dask")
 BATCH_SEED = 1313
@@ -40,7 +40,7 @@ def _bwrap_works() -> str | None:
     """Why bubblewrap cannot hide a folder from the workers here, or None when it can."""
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
-    probe = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--tmpfs", "/mnt", "true"],
+    probe = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp", "true"],
                            capture_output=True, text=True)
     return None if probe.returncode == 0 else f"bwrap cannot run here: {probe.stderr.strip()}"
 
@@ -275,7 +275,7 @@ def test_worker_killed_mid_batch_loses_nothing(cluster, tmp_path):
             assert proc.poll() is None, proc.communicate()[1][-3000:] + c.tail()
             assert time.monotonic() < deadline, "no result stored:\n" + c.tail()
             time.sleep(0.2)
-            stored = _count(db)
+            stored = stored_count(db)
         # The worker that is grading something now (the other may be between tasks).
         busy: list[str] = []
         while not busy:
@@ -283,7 +283,7 @@ def test_worker_killed_mid_batch_loses_nothing(cluster, tmp_path):
             busy = [names[a] for a, keys in client.processing().items() if keys]
             time.sleep(0.05)
         victim = busy[0]
-        assert _count(db) < len(files), "the batch ended before the kill"
+        assert stored_count(db) < len(files), "the batch ended before the kill"
         assert c.kill(victim) >= 3  # bwrap, the nanny and the worker at least
     finally:
         client.close()
@@ -302,11 +302,3 @@ def test_worker_killed_mid_batch_loses_nothing(cluster, tmp_path):
         assert _verdicts(rows[key]) == _verdicts(want), key
 
 
-def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
-            return con.execute("SELECT count(*) FROM results").fetchone()[0]
-    except sqlite3.Error:
-        return 0

@@ -248,8 +248,8 @@ def test_a_bwrap_that_fails_after_the_probe_falls_back_with_a_note(tmp_path, mon
     assert sandbox.sandbox_status().available
     result = grade_file(SOLUTIONS / "occupancy.py", "occupancy")
     assert result.score > 0 and not known_bad.full_marks_problems(result)
-    assert any("failed to start: bwrap: Can't mount proc" in n for n in result.notes), \
-        result.notes
+    assert any("failed to start: bwrap: Can't mount proc" in n for n in result.instructor_notes), \
+        result.instructor_notes
 
 
 def _fake_package(folder, name: str):

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from autograder import exercises, grader, self_check
 from autograder.cli import app
 from autograder.grader import _passed_every_case, _spoils_timing, _TimingChild
+from autograder.results import ExerciseResult
 from autograder.sandbox import ChildRun, Limits
 from autograder.submission import load_source
 
@@ -150,20 +151,113 @@ def test_timing_child_not_let_go_for_a_failed_kernel(fake_child, tmp_path):
 
 # --- autograder solutions: a progress line per exercise ---------------------------------------
 
-def test_solutions_prints_a_progress_line_per_exercise(monkeypatch):
-    def fake_check(name, device, seed=None):
-        ok = name != "block_sum"
-        return [self_check.CheckRow(name, "solutions/x.py", "full marks", "100/100", True, 1.5,
-                                    "sim"),
-                self_check.CheckRow(name, "mutants/m.py", "correctness=failed", "0/100", ok,
-                                    2.0, "sim")]
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_solutions_prints_a_progress_line_per_exercise(monkeypatch, jobs):
+    graded = []
 
-    monkeypatch.setattr(self_check, "check_exercise", fake_check)
+    def fake_check(name, path, device, seed=None):
+        graded.append((name, path.name))
+        ok = not (name == "block_sum" and path.name == "no_bound_check.py")
+        return self_check.CheckRow(name, f"x/{path.name}", "?", "0/100", ok, 0.5, "sim")
+
+    monkeypatch.setattr(self_check, "check_submission", fake_check)
     result = CliRunner().invoke(app, ["solutions", "--device", "sim", "-e", "tiled_matmul",
-                                      "-e", "block_sum"])
+                                      "-e", "block_sum", "--jobs", jobs])
     assert result.exit_code == 1, result.output  # one wrong verdict
-    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("[")]
-    assert lines == ["[1/2] tiled_matmul: 2 graded, all ok, 3.5 s on sim",
-                     "[2/2] block_sum: 2 graded, 1 WRONG (mutants/m.py), 3.5 s on sim"]
-    assert "Instructor solutions and known-bad submissions" in result.stdout  # the table stays
+    n_tm = len(self_check.submissions("tiled_matmul"))
+    n_bs = len(self_check.submissions("block_sum"))
+    lines = sorted(ln for ln in result.stderr.splitlines() if ln.startswith("["))
+    assert len(lines) == 2 and len(graded) == n_tm + n_bs
+    assert any(ln.endswith(f"tiled_matmul: {n_tm} graded, all ok, {0.5 * n_tm:.1f} s on sim")
+               for ln in lines), lines
+    assert any(f"block_sum: {n_bs} graded, 1 WRONG (x/no_bound_check.py)" in ln
+               for ln in lines), lines
+    assert {ln[:5] for ln in lines} == {"[1/2]", "[2/2]"}
+    # the table stays, in exercise order, each exercise's solution first
+    assert "Instructor solutions and known-bad submissions" in result.stdout
+    assert result.stdout.index("x/tiled_matmul.py") < result.stdout.index("x/block_sum.py")
     assert "1 wrong verdict(s)" in result.stdout
+
+
+def test_check_all_reports_each_exercise_once_all_its_rows_are_in(monkeypatch):
+    """With several gradings at once, an exercise's line waits for its last row."""
+    release = threading.Event()
+
+    def fake_check(name, path, device, seed=None):
+        if name == "tiled_matmul" and path.name == "naive.py":
+            release.wait(10)  # the last of tiled_matmul's rows to end
+        return self_check.CheckRow(name, path.name, "?", "?", True, 0.0, "sim")
+
+    reported = []
+
+    def on_exercise(rows):
+        reported.append((rows[0].exercise, len(rows)))
+        release.set()
+
+    monkeypatch.setattr(self_check, "check_submission", fake_check)
+    rows = self_check.check_all(["tiled_matmul", "block_sum"], "sim", jobs=8,
+                                on_exercise=on_exercise)
+    assert reported == [("block_sum", len(self_check.submissions("block_sum"))),
+                        ("tiled_matmul", len(self_check.submissions("tiled_matmul")))]
+    assert [r.submission for r in rows] == [p.name for n in ("tiled_matmul", "block_sum")
+                                            for p in self_check.submissions(n)]
+
+
+def test_check_all_raises_a_setup_error_and_starts_nothing_after_it(monkeypatch):
+    from autograder.errors import GraderSetupError
+
+    started = []
+
+    def fake_check(name, path, device, seed=None):
+        started.append(path.name)
+        raise GraderSetupError("grader environment: numpy 2.5")
+
+    monkeypatch.setattr(self_check, "check_submission", fake_check)
+    with pytest.raises(GraderSetupError):
+        self_check.check_all(["tiled_matmul", "block_sum"], "sim", jobs=1)
+    assert len(started) <= 2  # the failing one, and at most one already handed to the pool
+
+
+def test_a_gpu_grading_stops_the_timing_child_at_its_first_errored_case(monkeypatch):
+    """The whole GPU path of ``_grade_source`` with fake children: the correctness child's first
+    case errors, and the timing child (warming up) is stopped before the next record."""
+    ex = exercises.get("tiled_matmul")
+    timing_stopped = threading.Event()
+    seen = {}
+
+    def fake_run_child(request, backend, limits, work, on_record=None, cancel=None, **_):
+        imported = ({"type": "imported", "constants": {"TILE_WIDTH": 16}, "skipped": [],
+                     "_arrived": 0.2}, {})
+        if request["phases"] == ["time"]:
+            while not cancel.wait(0.01):  # warming up, as long as it is let
+                pass
+            timing_stopped.set()
+            return ChildRun(ended="cancelled")
+        if request["phases"] == ["instrument"]:  # the simulator's diagnostics run
+            return ChildRun(records=[({"type": "hello", "_arrived": 0.1}, {}), imported,
+                                     ({"type": "done", "_arrived": 0.3}, {})])
+        run = ChildRun()
+
+        def record(header):
+            header["_arrived"] = 0.1 * len(run.records)  # as the sandbox stamps each record
+            run.records.append((header, {}))
+            assert on_record(header, lambda data: None) is False  # never stops this child
+
+        for header in ({"type": "device", "name": "Fake GPU"}, {"type": "hello"}, imported[0],
+                       {"type": "compiled", "ptx": ""}, {"type": "start", "id": 0},
+                       {"type": "error", "phase": "run", "id": 0, "lineno": None,
+                        "message": "IndexError: index 16 is out of bounds"}):
+            record(header)
+        seen["stopped at the first error"] = timing_stopped.wait(10)
+        record({"type": "done"})
+        return run
+
+    monkeypatch.setattr(grader, "run_child", fake_run_child)
+    monkeypatch.setattr(grader.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
+    path = grader.solution_path(ex)
+    result = grader._grade_source(ex, load_source(path), "gpu", grader._make_cases(ex, 1),
+                                  grader.default_limits("gpu"),
+                                  ExerciseResult(ex.name, str(path), "gpu", seed=1), False)
+    assert seen == {"stopped at the first error": True}
+    timing = next(t for t in result.tests if t.kind.value == "timing")
+    assert timing.points == 0 and "passes every correctness test" in timing.message

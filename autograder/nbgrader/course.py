@@ -25,7 +25,22 @@ import shutil
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
+
+
+def _assignments_dir() -> Path:
+    """``assignments/`` of a source checkout, else the installed copy
+    (``autograder.assignments``)."""
+    in_checkout = PROJECT_ROOT / "assignments"
+    if in_checkout.is_dir():
+        return in_checkout
+    from importlib import resources
+    try:
+        return Path(str(resources.files("autograder.assignments")))
+    except ModuleNotFoundError:
+        return in_checkout
+
+
+ASSIGNMENTS_DIR = _assignments_dir()
 DEVICES = ("auto", "gpu", "sim")
 
 #: ``c.Autograde.autograde_preprocessors``: nbgrader 0.9.6's list with our grading in Execute's

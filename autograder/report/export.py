@@ -35,10 +35,9 @@ def pending_points(result: dict) -> float:
 
 
 def is_provisional(result: dict) -> bool:
-    """True when some test of ``result`` was skipped (its score is not final)."""
-    if "provisional" in result:
-        return bool(result["provisional"])
-    return any(t["status"] == "skipped" for t in result.get("tests", []))
+    """True when skipped tests of ``result`` carry points (its score is not final); see
+    :attr:`autograder.results.ExerciseResult.provisional`."""
+    return pending_points(result) > 0
 
 
 def note(result: dict) -> str:
@@ -55,7 +54,7 @@ def to_csv(rows: list[dict]) -> str:
     for r in rows:
         res = r["result"]
         w.writerow([r["student"], r["exercise"], r["score"], r["max_score"],
-                    bool(r["provisional"]), r["device"], r["key"],
+                    is_provisional(res), r["device"], r["key"],
                     f"{pending_points(res):g}", note(res)])
     return out.getvalue()
 

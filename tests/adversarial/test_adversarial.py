@@ -132,7 +132,8 @@ def test_hostile_submission_gets_nothing_and_the_grader_carries_on(path: Path):
         for text in h.get("note", []):
             assert any(text in n for n in result.notes), f"{path.name}: notes {result.notes}"
         if not bwrap:
-            assert any(n.startswith("sandbox: bubblewrap unavailable") for n in result.notes)
+            assert any(n.startswith("sandbox: bubblewrap unavailable")
+                       for n in result.instructor_notes)
 
         for arg in h.get("orphan", []):
             assert arg in seen, f"`sleep {arg}` never ran: the attack did not happen"
