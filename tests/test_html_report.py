@@ -177,6 +177,24 @@ def test_slow_page_has_the_timing_chart_and_throughput():
     assert "line 23 (`tmp += a * b`): float64 arithmetic" in page
 
 
+def test_fragment_is_one_div_whose_css_touches_nothing_outside_it():
+    r = wrong()
+    r.tests[0].visibility = "public"
+    frag = html.render_part_fragment(r, "correctness", html.load_source_quietly(r.submission))
+    assert frag.startswith('<div class="kg-report">') and frag.rstrip().endswith("</div>")
+    assert "<html" not in frag and "<body" not in frag and "<main" not in frag
+    assert len(images(frag)) == 1 and "first wrong at [0, 32]" in frag
+    css = re.search(r"<style>(.*?)</style>", frag, re.S).group(1)
+    assert "&#34;" not in css  # not HTML-escaped: the font names keep their quotes
+    selectors = [sel.strip() for block in re.findall(r"(?:^|[}])\s*([^{}@]+)\{", css)
+                 for sel in block.split(",")]
+    assert selectors and all(sel.startswith(".kg-report") for sel in selectors), selectors
+    assert "rem" not in css  # sizes follow the fragment's font, not the host page's root
+    # a hidden case never gets a card, even with a picture in its details
+    r.tests[0].visibility = "hidden"
+    assert images(html.render_part_fragment(r, "correctness")) == []
+
+
 def _rows(tmp_path) -> list[dict]:
     store = ResultStore(tmp_path / "r.sqlite")
     for i, r in enumerate([passing(), wrong(), wrong(), slow()]):

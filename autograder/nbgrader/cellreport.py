@@ -81,6 +81,35 @@ def _line(t: TestResult, name: str, message: str) -> str:
             f"{message}").rstrip()
 
 
+def part_title(result: ExerciseResult, kind: str | Kind) -> str:
+    """``"correctness: 5 / 60"``, with ``" (provisional: N points need a GPU)"`` when some of
+    the part's points were skipped. Raises ``ValueError`` for an unknown kind."""
+    kind = Kind(kind)
+    points, max_points = part_points(result, kind)
+    pending = part_pending(result, kind)
+    return (f"{kind.value}: {points:g} / {max_points:g}"
+            + (f" ({provisional_note(pending)})" if pending else ""))
+
+
+def part_rows(result: ExerciseResult, kind: str | Kind, *, reveal_hidden: bool = False
+              ) -> list[tuple[str, TestResult, str]]:
+    """``(name, test, message)`` for each test of the grade cell of part ``kind``, as the
+    reader may see it: without ``reveal_hidden`` a hidden correctness test is named ``hidden
+    test N`` and its message is a few words on how it ended (no size, no seed, not the
+    grader's message). The text report and the HTML fragment
+    (:func:`autograder.report.html.render_part_fragment`) both list these."""
+    rows, hidden_no = [], 0
+    for t in part_tests(result, kind):
+        if t.kind is Kind.CORRECTNESS and t.visibility == "hidden" and not reveal_hidden:
+            hidden_no += 1
+            text = (HIDDEN_SKIPPED_ON_SIM if t.status is Status.SKIPPED and result.device == "sim"
+                    else HIDDEN_STATUS_TEXT[t.status])
+            rows.append((f"hidden test {hidden_no}", t, text))
+        else:
+            rows.append((t.name, t, t.message))
+    return rows
+
+
 def render_part(result: ExerciseResult, kind: str | Kind, *, with_header: bool = False,
                 reveal_hidden: bool = False) -> str:
     """The text of the grade cell of part ``kind`` (``correctness``, ``concept`` or ``timing``):
@@ -88,19 +117,8 @@ def render_part(result: ExerciseResult, kind: str | Kind, *, with_header: bool =
     one line per test. ``with_header`` puts :func:`header` first. Without ``reveal_hidden``,
     hidden correctness tests read ``hidden test 3`` and a few words on how they ended. Raises
     ``ValueError`` for an unknown kind."""
-    kind = Kind(kind)
-    points, max_points = part_points(result, kind)
-    pending = part_pending(result, kind)
-    lines = [f"{kind.value}: {points:g} / {max_points:g}"
-             + (f" ({provisional_note(pending)})" if pending else "")]
-    hidden_no = 0
-    for t in part_tests(result, kind):
-        if t.kind is Kind.CORRECTNESS and t.visibility == "hidden" and not reveal_hidden:
-            hidden_no += 1
-            text = (HIDDEN_SKIPPED_ON_SIM if t.status is Status.SKIPPED and result.device == "sim"
-                    else HIDDEN_STATUS_TEXT[t.status])
-            lines.append(_line(t, f"hidden test {hidden_no}", text))
-        else:
-            lines.append(_line(t, t.name, t.message))
+    lines = [part_title(result, kind)]
+    lines += [_line(t, name, message)
+              for name, t, message in part_rows(result, kind, reveal_hidden=reveal_hidden)]
     text = "\n".join(lines) + "\n"
     return (header(result, reveal_hidden=reveal_hidden) + "\n" + text) if with_header else text

@@ -26,10 +26,13 @@ already checked every grade_id, the points and the locked cells' source against 
 it grades the student's code of the notebook (its code cells in order, test cells and magics left
 out: :func:`autograder.submission.notebook_source`) once per exercise with
 :func:`autograder.grader.grade`, and sets the cell's outputs to the part's report (standard
-output) and its points (an ``execute_result``, which nbgrader's ``SaveAutoGrades`` stores as
-partial credit). A hidden grade cell the student deleted is put back from the gradebook's source
-and scored. The whole result, with the hidden sizes and the seed, goes into the autograded
-notebook's metadata (``kernelgrade``) for the instructor, never into the feedback.
+output), the same report in HTML with its pictures (a ``display_data`` output with
+``text/html``: :func:`autograder.report.html.render_part_fragment`, which ``nbgrader
+generate_feedback`` shows) and its points (an ``execute_result``, last, which nbgrader's
+``SaveAutoGrades`` stores as partial credit). A hidden grade cell the student deleted is put
+back from the gradebook's source and scored. The whole result, with the hidden sizes and the
+seed, goes into the autograded notebook's metadata (``kernelgrade``) for the instructor, never
+into the feedback.
 
 A grade from the simulator is provisional (timing and the largest sizes need a GPU): it is stored
 only when ``allow_provisional`` is set (``autograder course build --allow-provisional``); else
@@ -53,7 +56,9 @@ from traitlets import Bool, Unicode
 
 from .. import exercises, grader
 from ..errors import GraderSetupError
+from ..report.html import load_source_quietly, render_part_fragment
 from ..results import ExerciseResult, Kind
+from ..submission import Source
 from . import notebook as nbb
 from .cellreport import part_points, render_part
 from .cells import DEVICE_ENV
@@ -110,8 +115,9 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 "gives provisional grades (timing and the largest sizes need a GPU); nothing "
                 f"stored. To store them anyway: {ALLOW_PROVISIONAL}")
         results: dict[str, ExerciseResult] = {}
+        source = None
         for exercise in dict.fromkeys(ex for ex, _ in parts):
-            result = self._grade(nb, exercise, device, resources)
+            result, source = self._grade(nb, exercise, device, resources)
             if result.provisional and not self.allow_provisional:
                 raise GraderSetupError(
                     f"{self._name(resources)}: {result.provisional_note} ({exercise} on "
@@ -121,6 +127,7 @@ class GradeWithAutograder(NbGraderPreprocessor):
         first = set()
         for (exercise, kind), cell in parts.items():
             self._write(cell, results[exercise], kind, with_header=exercise not in first)
+            self._add_html(cell, results[exercise], kind, source, resources)
             first.add(exercise)
         nb.metadata[METADATA_KEY] = {"results": {ex: r.to_dict() for ex, r in results.items()}}
         resources[RESOURCES_KEY] = {"results": results}
@@ -178,17 +185,20 @@ class GradeWithAutograder(NbGraderPreprocessor):
         return cells
 
     def _grade(self, nb: NotebookNode, exercise: str, device: str,
-               resources: ResourcesDict) -> ExerciseResult:
-        """Grade the code cells of ``nb`` for ``exercise`` in the grader's child processes."""
+               resources: ResourcesDict) -> tuple[ExerciseResult, Source | None]:
+        """Grade the code cells of ``nb`` for ``exercise`` in the grader's child processes;
+        returns the result and the graded :class:`~autograder.submission.Source` (None when
+        it cannot be read: the HTML then shows no source lines)."""
         with tempfile.TemporaryDirectory(prefix="kernelgrade-nbgrader-") as tmp:
             path = Path(tmp) / f"{exercise}.ipynb"
             path.write_text(nbformat.writes(nb), encoding="utf-8")
             result = grader.grade(path, exercise, device=device)
+            source = load_source_quietly(path)
         result.submission = self._name(resources)
         self.log.info("%s: %s %g / %g on %s, seed %s%s", result.submission, exercise,
                       result.score, result.max_score, result.device, result.seed,
                       f" ({result.provisional_note})" if result.provisional else "")
-        return result
+        return result, source
 
     @staticmethod
     def _defuse_zero_point_cells(nb: NotebookNode) -> None:
@@ -220,3 +230,22 @@ class GradeWithAutograder(NbGraderPreprocessor):
             nbformat.v4.new_output("execute_result", data={"text/plain": repr(round(score, 4))},
                                    execution_count=None),
         ]
+
+    def _add_html(self, cell: NotebookNode, result: ExerciseResult, kind: Kind,
+                  source: Source | None, resources: ResourcesDict) -> None:
+        """Put the student's HTML report of part ``kind``
+        (:func:`autograder.report.html.render_part_fragment`: heatmaps of the failed public
+        cases, the diagnostics with their source lines and the hints, the timing chart) as a
+        ``display_data`` output between the text report and the points, which nbgrader's
+        ``determine_grade`` reads from the ``execute_result`` alone. A failure to draw it costs
+        the picture, never the grade: it is logged and the cell keeps its text and points."""
+        try:
+            fragment = render_part_fragment(result, kind, source)
+        except Exception as exc:  # noqa: BLE001  (a picture is never worth a grade)
+            self.log.warning("%s: no HTML report for the %s part: %s: %s",
+                             self._name(resources), kind.value, type(exc).__name__, exc)
+            return
+        html = nbformat.v4.new_output("display_data", data={
+            "text/html": fragment,
+            "text/plain": f"(the {kind.value} report, with pictures, shows as HTML)"})
+        cell.outputs.insert(len(cell.outputs) - 1, html)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import jinja2
 
-from ..results import ExerciseResult, Kind, Status
+from ..nbgrader.cellreport import part_rows, part_tests, part_title
+from ..results import ExerciseResult, Kind, Status, TestResult
 from . import charts
 
 # Nominal peaks by device name (vendor data sheets): FP32 GFLOP/s and DRAM GB/s.
@@ -106,12 +107,15 @@ def _throughput(result: ExerciseResult, timing: dict) -> dict:
             "chart": charts.throughput_chart("achieved", unit, values)}
 
 
-def _view(result: ExerciseResult, source=None) -> dict:
-    """Everything the template shows, computed here (the template only lays it out)."""
-    tests, failures, hints, diagnostics, unavailable = [], [], [], [], []
+def _view(result: ExerciseResult, source=None, tests: list[TestResult] | None = None
+          ) -> dict:
+    """Everything the template shows, computed here (the template only lays it out), for
+    ``tests`` (default: all of ``result``'s). The caller leaves out what its reader may not
+    see: :func:`render_part_fragment` passes no hidden correctness case."""
+    failures, hints, diagnostics, unavailable = [], [], [], []
     timing = None
-    for t in result.tests:
-        tests.append(t)
+    tests = result.tests if tests is None else tests
+    for t in tests:
         d = t.details or {}
         if t.kind is Kind.CORRECTNESS and t.status is not Status.PASSED:
             masks = [{"mask": m, "image": charts.wrong_heatmap(m)}
@@ -140,9 +144,11 @@ def _view(result: ExerciseResult, source=None) -> dict:
         elif t.kind in (Kind.DIAGNOSTIC, Kind.CONCEPT) and t.status is not Status.PASSED \
                 and t.status is not Status.SKIPPED:
             diagnostics.append({"test": t, "listing": _source_lines(source, t.message)})
-    return {"r": result, "tests": tests, "failures": failures, "timing": timing,
+    return {"r": result, "rows": [{"name": t.name, "test": t, "message": t.message}
+                                  for t in tests],
+            "failures": failures, "timing": timing,
             "hints": hints, "hints_checked": any(t.name.endswith("performance hints")
-                                                 for t in result.tests),
+                                                 for t in tests),
             "hints_unavailable": unavailable,
             "diagnostics": diagnostics, "note": result.provisional_note}
 
@@ -152,6 +158,72 @@ def render_result(result: ExerciseResult, source=None) -> str:
     :class:`autograder.submission.Source`, to show the lines messages name (None: the page
     shows messages only)."""
     return _ENV.get_template("result.html").render(**_view(result, source))
+
+
+#: The class that scopes a fragment's CSS (:func:`render_part_fragment`).
+FRAGMENT_CLASS = "kg-report"
+_PAGE_SELECTORS = {":root", "html", "body", "main"}
+
+
+def scoped_css(css: str, scope: str) -> str:
+    """``css`` (plain rules and ``@media`` blocks, as in ``templates/style.css``) with every
+    selector limited to the element of class ``scope`` and its descendants: ``:root``,
+    ``html``, ``body`` and ``main`` become that element, ``*`` it and everything in it, any
+    other selector ``.scope selector``. So a fragment embedded in another page (an nbgrader
+    feedback file) styles itself and nothing around it."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    out, pos = [], 0
+    while True:
+        brace = css.find("{", pos)
+        if brace < 0:
+            break
+        prelude = css[pos:brace].strip()
+        if prelude.startswith("@"):  # @media: scope the rules inside
+            depth, end = 1, brace + 1
+            while depth and end < len(css):
+                depth += {"{": 1, "}": -1}.get(css[end], 0)
+                end += 1
+            out.append(f"{prelude} {{ {scoped_css(css[brace + 1:end - 1], scope)} }}")
+            pos = end
+            continue
+        end = css.find("}", brace)
+        selectors = []
+        for sel in (x.strip() for x in prelude.split(",")):
+            if sel in _PAGE_SELECTORS:
+                selectors.append(f".{scope}")
+            elif sel == "*":
+                selectors += [f".{scope}", f".{scope} *"]
+            else:
+                selectors.append(f".{scope} {sel}")
+        out.append(f"{', '.join(selectors)} {css[brace:end + 1]}")
+        pos = end + 1
+    return "\n".join(out)
+
+
+def render_part_fragment(result: ExerciseResult, kind: str | Kind, source=None) -> str:
+    """The student's HTML of one part of ``result`` (``correctness``, ``concept`` or
+    ``timing``), for an nbgrader grade cell's ``text/html`` output: one ``<div
+    class="kg-report">`` (no ``<html>`` or ``<head>``) with its own CSS scoped to that class
+    and its images inline (``data:image/png``).
+
+    As the grade cell's text (:func:`autograder.nbgrader.cellreport.part_rows`): the part's
+    points and provisional note, and its tests, hidden correctness cases as ``hidden test N``
+    with how they ended. Then, for correctness, a heatmap and the first bad index of each
+    failed *public* case (hidden cases get no card: no size, message or picture); for concept,
+    the diagnostics that found something, with the student's source lines, and the
+    performance hints; for timing, the timing chart and throughput, or on the simulator why
+    there is none. ``source``: the submission's :class:`autograder.submission.Source` (None:
+    no source lines). Raises ``ValueError`` for an unknown kind."""
+    kind = Kind(kind)
+    shown = [t for t in part_tests(result, kind)
+             if not (t.kind is Kind.CORRECTNESS and t.visibility == "hidden")]
+    view = _view(result, source, shown)
+    view["rows"] = [{"name": name, "test": t, "message": message}
+                    for name, t, message in part_rows(result, kind)]
+    view["title"] = part_title(result, kind)  # with the part's own provisional note
+    css = _ENV.loader.get_source(_ENV, "style.css")[0]
+    return _ENV.get_template("fragment.html").render(
+        **view, scope=FRAGMENT_CLASS, css=scoped_css(css, FRAGMENT_CLASS))
 
 
 def load_source_quietly(path: str | Path):

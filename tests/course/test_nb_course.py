@@ -4,6 +4,7 @@ example class made from the release notebooks."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -166,6 +167,15 @@ def test_autograded_notebook_shows_the_student_what_failed(autograded_course):
     assert float(result.data["text/plain"]) == scores(
         autograded_course, "01_tiled_matmul", "bob")["tiled_matmul-hidden-correctness"][0]
     assert not [o for o in cell.outputs if o.get("name") == "stderr"]
+    # the same report in HTML: a card for the failed public case, none for hidden ones
+    assert [o.output_type for o in cell.outputs] == ["stream", "display_data", "execute_result"]
+    page = cell.outputs[1].data["text/html"]
+    assert page.startswith('<div class="kg-report">') and "public: width 17" in page
+    assert "hidden: width" not in page and "hidden test 1" in page
+    if TEST_DEVICE == "sim":  # an IndexError: bob's line, highlighted; no picture
+        assert re.search(r'<span class="hl"><span class="ln">cell 2, line \d+</span>', page)
+    else:  # stray reads give wrong elements: their heatmap
+        assert '<img src="data:image/png;base64,' in page
 
 
 @pytest.mark.slow

@@ -7,14 +7,20 @@ test_nb_redteam.py and test_nb_course.py.
 
 from __future__ import annotations
 
+import base64
+import re
+
 import nbformat
+import numpy as np
 import pytest
 from nbgrader.utils import determine_grade
 
 import autograder.grader
+from autograder.compare import wrong_mask
 from autograder.errors import GraderSetupError
+from autograder.exercises.base import Tolerance
 from autograder.nbgrader import notebook as nbb
-from autograder.nbgrader.cellreport import render_part
+from autograder.nbgrader.cellreport import part_points, render_part
 from autograder.nbgrader.preprocessor import GradeWithAutograder
 from autograder.results import ExerciseResult, Kind, Status, TestResult
 from autograder.submission import load_source
@@ -119,7 +125,9 @@ def test_writes_each_parts_points_where_nbgrader_reads_them(fake_grade, monkeypa
     got = {k: determine_grade(hidden(nb, k))[0] for k in ("correctness", "concept", "timing")}
     assert got == {"correctness": 5.0, "concept": 15.0, "timing": 0.0}
     for kind in ("correctness", "concept", "timing"):
-        assert [o.output_type for o in hidden(nb, kind).outputs] == ["stream", "execute_result"]
+        # the text report, its HTML (pictures), then the points nbgrader reads
+        assert [o.output_type for o in hidden(nb, kind).outputs] == [
+            "stream", "display_data", "execute_result"]
         assert all(o.get("name") != "stderr" for o in hidden(nb, kind).outputs)
     nbformat.validate(nb)
     # the instructor's copy of the result, for the notes and the autograded notebook
@@ -196,3 +204,101 @@ def test_an_unknown_exercise_or_device_is_a_setup_error(fake_grade):
     with pytest.raises(GraderSetupError, match="KERNELGRADE_DEVICE"):
         run(submitted(), device="cpu")
     assert fake_grade == []
+
+
+# --- the HTML report of each part (display_data, text/html) ------------------------------------
+
+PNG_SRC = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+
+def html_of(cell) -> str:
+    (out,) = [o for o in cell.outputs if o.output_type == "display_data"]
+    return out.data["text/html"]
+
+
+def with_pictures(source) -> ExerciseResult:
+    """fake_result on a GPU, with a failed public case and a failed hidden case (both with a
+    wrong-element mask), a diagnostic naming the student's ``pass`` line, a performance hint
+    and a timing test that lost points."""
+    from autograder.timing import ratio_stats, timing_details
+
+    r = fake_result("gpu")
+    expected = np.ones((16, 16), np.float32)
+    got = expected.copy()
+    got[:, 8:] = np.nan  # the last tile never written
+    public_mask = wrong_mask("C", got, expected, Tolerance(rel_frobenius=1e-4))
+    hidden_mask = wrong_mask("C", np.zeros((17, 17), np.float32), np.ones((17, 17), np.float32),
+                             Tolerance(rel_frobenius=1e-4))
+    line = source.text.splitlines().index("    pass") + 1
+    student = [1.4 + 0.01 * i for i in range(10)]
+    instructor = [1.0 + 0.01 * i for i in range(10)]
+    r.tests[0:2] = [
+        TestResult("public: width 16", Kind.CORRECTNESS, "public", Status.FAILED, 0, 5,
+                   "128 of 256 elements wrong; first at C[0, 8]", {"wrong_masks": [public_mask]}),
+        TestResult("hidden: width 17", Kind.CORRECTNESS, "hidden", Status.FAILED, 0, 5,
+                   "289 of 289 elements wrong; first at C[0, 16]", {"wrong_masks": [hidden_mask]}),
+    ]
+    r.tests[4] = TestResult("diagnostic: barriers", Kind.DIAGNOSTIC, "hidden", Status.FAILED, 0,
+                            0, f"{source.where(line)}: a barrier reached by only 1 of 256 live "
+                            "threads")
+    r.tests[5] = TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
+                            Status.FAILED, 20.0, 25, "at width 2048: ratio 1.45x",
+                            timing_details(student, instructor, ratio_stats(student, instructor),
+                                           1.25, 2.0, {"width": 2048}))
+    r.tests.append(TestResult(
+        "diagnostic: performance hints", Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0, 0,
+        "1 hint(s)", {"hints": [{"kind": "float64", "line": line, "weight": 5.0,
+                                 "text": f"{source.where(line)}: float64 arithmetic"}],
+                      "unavailable": []}))
+    return r
+
+
+def test_each_part_carries_the_students_html_report(fake_grade, monkeypatch):
+    graded = []
+
+    def grade(path, exercise, **kwargs):
+        graded.append(with_pictures(load_source(path)))
+        return graded[-1]
+
+    monkeypatch.setattr(autograder.grader, "grade", grade)
+    nb, _ = run(submitted(), device="gpu")
+    (result,) = graded
+    for kind in ("correctness", "concept", "timing"):
+        cell = hidden(nb, kind)
+        # the points stay where nbgrader reads them, as the text report says
+        (points,) = [o for o in cell.outputs if o.output_type == "execute_result"]
+        assert list(points.data) == ["text/plain"]
+        assert float(points.data["text/plain"]) == part_points(result, kind)[0]
+        assert determine_grade(cell)[0] == part_points(result, kind)[0]
+        assert stdout(cell).startswith(render_part(result, kind, with_header=kind == "correctness"))
+        page = html_of(cell)
+        assert page.startswith('<div class="kg-report">') and page.rstrip().endswith("</div>")
+        assert "<html" not in page and "<head" not in page and "<script" not in page
+        assert f"<h2 class=\"part\">{kind}: " in page
+        # nothing hidden: no hidden case's name, size, message or picture, no seed
+        for secret in ("hidden: width 17", "width 17", "C[0, 16]", "[17, 17]", "(17, 17)",
+                       "289", "123456789"):
+            assert secret not in re.sub(PNG_SRC, "", page), (kind, secret)
+        for data in PNG_SRC.findall(page):
+            assert base64.b64decode(data).startswith(b"\x89PNG")
+    correctness = html_of(hidden(nb, "correctness"))
+    assert len(PNG_SRC.findall(correctness)) == 1  # the public case's heatmap only
+    assert "first wrong at [0, 8]" in correctness and "128 never written" in correctness
+    assert "hidden test 1" in correctness and "wrong result" in correctness
+    concept = html_of(hidden(nb, "concept"))
+    # the diagnostic and the hint show the student's own line, highlighted
+    assert concept.count('<span class="hl"><span class="ln">cell 2, line 3</span>    pass') == 2
+    assert "a barrier reached by only 1 of 256 live threads" in concept
+    assert "float64 arithmetic" in concept and not PNG_SRC.findall(concept)
+    timing = html_of(hidden(nb, "timing"))
+    assert len(PNG_SRC.findall(timing)) == 2  # both kernels' times; GFLOP/s
+    assert "ratio 1.45x" in timing and "GFLOP/s" in timing
+
+
+def test_on_the_simulator_the_timing_html_says_it_needs_a_gpu(fake_grade):
+    nb, _ = run(submitted(), allow_provisional=True, device="sim")
+    timing = html_of(hidden(nb, "timing"))
+    assert "timing: 0 / 25 (provisional: 25 points need a GPU)" in timing
+    assert "need a GPU: the simulator gives no timing" in timing and "<img" not in timing
+    assert "hidden test 2" in html_of(hidden(nb, "correctness"))  # runs on a GPU only
+    assert "runs on a GPU only" in html_of(hidden(nb, "correctness"))

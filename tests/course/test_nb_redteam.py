@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,6 +199,16 @@ def test_feedback_and_export_say_what_a_score_is(attacked_course):
     assert hidden_names and not [n for n in hidden_names if n in html]
     assert "grade_this_notebook" not in html and "autograder.nbgrader.cells" not in html
     assert "hidden test 1" in html and "correctness: " in html
+    # the grade cells' HTML reports survive generate_feedback: patcher's kernel writes nothing,
+    # so the failed public cases show heatmaps (nbconvert may reorder an <img>'s attributes)
+    patcher = (attacked_course / "feedback" / "patcher" / ASSIGNMENT /
+               NB_NAME.replace(".ipynb", ".html")).read_text()
+    assert patcher.count('<div class="kg-report">') == 3 and "What went wrong" in patcher
+    assert re.search(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/]', patcher)
+    assert "first wrong at [0, 0]" in patcher and "never written" in patcher
+    pfull = json.loads((attacked_course / "autograded" / "patcher" / ASSIGNMENT /
+                        NB_NAME).read_text())["metadata"]["kernelgrade"]["results"]["tiled_matmul"]
+    assert str(pfull["seed"]) not in patcher and not [n for n in hidden_names if n in patcher]
     with open(attacked_course / "grades.csv", newline="") as fh:
         rows = {r["student_id"]: r for r in csv.DictReader(fh) if r["assignment"] == ASSIGNMENT}
     assert set(ATTACKS) <= set(rows)
