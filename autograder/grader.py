@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import threading
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -80,21 +79,6 @@ def resolve_device(device: str) -> str:
         if reason:
             raise GraderSetupError(f"--device gpu, but no GPU is visible here ({reason})")
     return device
-
-
-def solution_path(exercise: Exercise) -> Path:
-    """Path of the instructor solution file: ``solutions/`` of a source checkout, else the
-    installed copy (``autograder.solutions``). Raises ``FileNotFoundError`` when neither exists."""
-    in_checkout = Path(__file__).resolve().parents[1] / "solutions" / exercise.solution
-    if in_checkout.is_file():
-        return in_checkout
-    try:
-        installed = Path(str(resources.files("autograder.solutions").joinpath(exercise.solution)))
-    except ModuleNotFoundError:
-        installed = None
-    if installed is None or not installed.is_file():
-        raise FileNotFoundError(f"no instructor solution {exercise.solution} for {exercise.name}")
-    return installed
 
 
 def default_limits(backend: str) -> Limits:
@@ -167,9 +151,9 @@ def _timing_request(exercise: Exercise) -> dict:
         "params": t.params,
         "input_specs": _timing_input_specs(exercise.name),
         "outputs": exercise.outputs(t.params),
-        "solution_path": str(solution_path(exercise)),
+        "solution_path": str(exercises.solution_path(exercise)),
         # Sent as text: the sandbox shows no solutions folder (see autograder.sandbox).
-        "solution_source": solution_path(exercise).read_text(encoding="utf-8"),
+        "solution_source": exercises.solution_path(exercise).read_text(encoding="utf-8"),
         "min_rounds": t.min_rounds,
         "budget_s": t.budget_s,
     }

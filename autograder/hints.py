@@ -282,7 +282,7 @@ def occupancy(threads_per_block: int, shared_bytes: int, limits,
     shared memory and ``regs_per_thread`` registers (None: not counted), with the lecture's
     calculator (the ``occupancy`` exercise's instructor solution) and the register file.
     ``limits``: a :class:`DeviceLimits`, or (max threads, max blocks, shared bytes) per SM."""
-    from .exercises.occupancy import _solution
+    from .exercises.occupancy.exercise import _solution
 
     if not isinstance(limits, DeviceLimits):
         limits = DeviceLimits(*limits)

@@ -1,6 +1,6 @@
 """Known-bad submissions ("mutants") and the verdicts the grader must give them.
 
-A mutant is a ``.py`` file in ``tests/files/<exercise>/mutants/`` whose first comment lines say
+A mutant is a ``.py`` file in its exercise folder's ``mutants/`` (:mod:`autograder.exercises`) whose first comment lines say
 what it must get::
 
     # kernelgrade-expect: concept=failed
@@ -59,17 +59,6 @@ def expectations(path: str | Path) -> list[Expectation]:
         elif line.strip() and not line.startswith("#"):
             break
     return found
-
-
-def mutants_dir(exercise: str, root: Path | None = None) -> Path:
-    root = root or Path(__file__).resolve().parents[1]
-    return root / "tests" / "files" / exercise / "mutants"
-
-
-def mutants(exercise: str, root: Path | None = None) -> list[Path]:
-    """The known-bad submissions of ``exercise``, sorted by name."""
-    d = mutants_dir(exercise, root)
-    return sorted(p for p in d.glob("*.py")) if d.is_dir() else []
 
 
 def unmet(path: str | Path, result: ExerciseResult) -> list[str]:

@@ -165,7 +165,8 @@ def check(exercise: str, backend: str, sanitize: bool = True) -> None:
 
 def _preflight(exercise: str, backend: str, sanitize: bool) -> None:
     from . import known_bad
-    from .grader import grade, solution_path
+    from .exercises import solution_path
+    from .grader import grade
     from .exercises import get
 
     try:

@@ -274,10 +274,29 @@ def _hidden_from_children() -> tuple[list[Path], list[Path]]:
     assignments and .git; folders no bind may contain or be: the temporary folder, where other
     submissions' scratch folders are)."""
     inside = []
-    if (PROJECT_ROOT / "solutions").is_dir():  # a source checkout, not site-packages
-        inside = [PROJECT_ROOT / n for n in ("solutions", "tests", "examples", "assignments",
-                                             ".git") if (PROJECT_ROOT / n).exists()]
+    if (PROJECT_ROOT / "pyproject.toml").is_file():  # a source checkout, not site-packages
+        inside = [PROJECT_ROOT / n for n in ("tests", "examples", "assignments", ".git")
+                  if (PROJECT_ROOT / n).exists()]
     return [p.resolve() for p in inside], [Path(tempfile.gettempdir()).resolve()]
+
+
+def _instructor_files_hidden() -> list[str]:
+    """bwrap arguments that hide, inside the bound package, what only the instructor sees: each
+    exercise folder's solution (an empty file in its place), known-bad submissions and notebook
+    source (empty folders and files), and the packaged assignments."""
+    from . import exercises
+
+    args: list[str] = []
+    for name in exercises.names():
+        folder = exercises.HERE / name
+        for f in (exercises.SOLUTION, exercises.NOTEBOOK):
+            if (folder / f).is_file():
+                args += ["--ro-bind", "/dev/null", str(folder / f)]
+        if (folder / exercises.MUTANTS).is_dir():
+            args += ["--tmpfs", str(folder / exercises.MUTANTS)]
+    if (PACKAGE_DIR / "assignments").is_dir():
+        args += ["--tmpfs", str(PACKAGE_DIR / "assignments")]
+    return args
 
 
 def _shows_hidden(path: Path) -> bool:
@@ -401,9 +420,7 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
             bound.append(alias)
     if not _covered(PACKAGE_DIR, bound):
         cmd += ["--ro-bind", str(PACKAGE_DIR), str(PACKAGE_DIR)]
-    for private in ("solutions", "assignments"):  # installed instructor solutions and notebooks
-        if (PACKAGE_DIR / private).exists():
-            cmd += ["--tmpfs", str(PACKAGE_DIR / private)]
+    cmd += _instructor_files_hidden()
     cmd += ["--ro-bind", str(workdir), str(workdir)]
     if writable is not None:
         cmd += ["--bind", str(writable), str(writable)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import exercises, known_bad
-from .grader import grade, solution_path
+from .grader import grade
 
 
 # Gradings at once on one GPU: correctness runs share it, timing runs take it alone in turn.
@@ -42,8 +42,8 @@ def _got(result) -> str:
 
 def submissions(name: str) -> list[Path]:
     """The files ``autograder solutions`` grades for exercise ``name``: its instructor solution
-    first, then its known-bad submissions (:func:`autograder.known_bad.mutants`)."""
-    return [solution_path(exercises.get(name)), *known_bad.mutants(name)]
+    first, then its known-bad submissions (:func:`autograder.exercises.mutants`)."""
+    return [exercises.solution_path(name), *exercises.mutants(name)]
 
 
 def check_submission(name: str, path: Path, device: str, seed: int | None = None) -> CheckRow:
@@ -53,7 +53,7 @@ def check_submission(name: str, path: Path, device: str, seed: int | None = None
     start = time.monotonic()
     # No preflight: this is the preflight's own check, shown row by row.
     result = grade(path, name, device=device, seed=seed, preflight=False)
-    if Path(path) == solution_path(exercises.get(name)):
+    if Path(path) == exercises.solution_path(name):
         return CheckRow(name, f"solutions/{Path(path).name}", "full marks", _got(result),
                         not known_bad.full_marks_problems(result), time.monotonic() - start,
                         result.device)

@@ -22,15 +22,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import exercises, known_bad  # noqa: E402
+from autograder import exercises  # noqa: E402
 from autograder.batch import run_batch  # noqa: E402
 from autograder.grader import gpu_count  # noqa: E402
-from autograder.grader import solution_path  # noqa: E402
+from autograder.exercises import mutants, solution_path  # noqa: E402
 
 
 def make_class(folder: Path, exercise: str, n: int) -> None:
     ex = exercises.get(exercise)
-    pool = [solution_path(ex)] * 3 + known_bad.mutants(exercise)
+    pool = [solution_path(ex)] * 3 + mutants(exercise)
     for i in range(n):
         shutil.copy(pool[i % len(pool)], folder / f"student{i:04d}.py")
 

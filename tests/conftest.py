@@ -11,7 +11,7 @@ from autograder import known_bad
 from autograder.grader import grade, gpu_available
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "autograder" / "exercises"
 FILES = ROOT / "tests" / "files"
 
 # The same tests run on the simulator (CI, laptops) and on a GPU (KERNELGRADE_TEST_DEVICE=gpu).

@@ -4,11 +4,11 @@ known-bad submissions gets the verdicts its header declares, on the test device.
 import pytest
 
 from autograder import exercises, known_bad
-from autograder.grader import solution_path
+from autograder.exercises import solution_path
 from conftest import assert_full_marks, assert_rejected, grade_file
 
 ALL = exercises.names()
-MUTANTS = [(name, path) for name in ALL for path in known_bad.mutants(name)]
+MUTANTS = [(name, path) for name in ALL for path in exercises.mutants(name)]
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -24,7 +24,7 @@ def test_known_bad_submission_is_rejected(name, mutant):
 
 @pytest.mark.parametrize("name", ALL)
 def test_every_exercise_keeps_at_least_three_known_bad_submissions(name):
-    assert len(known_bad.mutants(name)) >= 3
+    assert len(exercises.mutants(name)) >= 3
 
 
 @pytest.mark.parametrize("name", ALL)

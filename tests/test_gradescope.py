@@ -24,7 +24,7 @@ from autograder import exercises
 from autograder.errors import GraderSetupError
 from autograder.gradescope import run as gs_run
 
-from conftest import FILES, ROOT, SOLUTIONS, TEST_DEVICE
+from conftest import FILES, ROOT, EXERCISES, TEST_DEVICE
 
 EXERCISE = "tiled_matmul"
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -137,7 +137,7 @@ def _spec_and_pending(results: dict) -> float:
 
 
 def test_instructor_solution_gets_every_point_it_can_earn_here(bundle, tmp_path):
-    root = container(bundle, tmp_path, {"tiled_matmul.py": (SOLUTIONS / "tiled_matmul.py")
+    root = container(bundle, tmp_path, {"tiled_matmul.py": (EXERCISES / "tiled_matmul" / "solution.py")
                                         .read_text(), "notes.txt": "my notes"})
     proc, results = run_autograder(root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -151,7 +151,7 @@ def test_instructor_solution_gets_every_point_it_can_earn_here(bundle, tmp_path)
 def test_mutant_notebook_loses_points_and_says_why(bundle, tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("My tiled matmul"), nbformat.v4.new_code_cell(
-        (FILES / EXERCISE / "mutants" / "naive.py").read_text())]
+        (EXERCISES / EXERCISE / "mutants" / "naive.py").read_text())]
     root = container(bundle, tmp_path, {"hw/01_tiled_matmul.ipynb": nbformat.writes(nb),
                                         "hw/.ipynb_checkpoints/old-checkpoint.ipynb": "{}",
                                         "hw/helpers.py": "x = 1\n"})

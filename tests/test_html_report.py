@@ -72,7 +72,7 @@ def dropped_last_tile(width=40, tile=16) -> tuple[np.ndarray, np.ndarray]:
 def wrong() -> ExerciseResult:
     got, expected = dropped_last_tile()
     mask = wrong_mask("C", got, expected, TOL)
-    src = FILES / "tiled_matmul" / "mutants" / "floor_phase_count.py"
+    src = EXERCISES / "tiled_matmul" / "mutants" / "floor_phase_count.py"
     return ExerciseResult("tiled_matmul", str(src), "sim", [
         _test("public: width 40", Kind.CORRECTNESS, Status.FAILED, 0, 10,
               "320 of 1600 elements wrong; first at C[0, 32]", {"wrong_masks": [mask]}),
@@ -234,7 +234,7 @@ def test_cli_report_and_missing_db(tmp_path):
 def test_cli_grade_html_shows_the_wrong_elements(tmp_path):
     """One real grading (simulator): the grader's masks reach the page."""
     out = tmp_path / "report.html"
-    src = FILES / "tiled_matmul" / "mutants" / "floor_phase_count.py"
+    src = EXERCISES / "tiled_matmul" / "mutants" / "floor_phase_count.py"
     res = CliRunner().invoke(app, ["grade", str(src), "-e", "tiled_matmul", "--device",
                                    TEST_DEVICE, "--seed", "1", "--json", "--html", str(out)])
     assert res.exit_code == 0, res.output

@@ -28,7 +28,7 @@ from autograder import known_bad
 from autograder.grader import gpu_available, grade
 from autograder.results import ExerciseResult
 from autograder.store import ResultStore
-from conftest import stored_count, FILES, ROOT, SOLUTIONS
+from conftest import stored_count, FILES, ROOT, EXERCISES
 
 DASK = Path(sys.executable).with_name("dask")
 BATCH_SEED = 1313
@@ -58,12 +58,12 @@ def _notebook(code: str) -> str:
 
 def make_class(root: Path) -> dict[str, Path]:
     """Six submissions in nbgrader's layout; returns key → file."""
-    solution = (SOLUTIONS / "occupancy.py").read_text()
+    solution = (EXERCISES / "occupancy" / "solution.py").read_text()
     files = {"ada": ("occupancy.py", solution), "bea": ("occupancy.ipynb", _notebook(solution)),
              "eve": ("occupancy.ipynb", '{"cells": "not a list"}')}
     for student, mutant in zip(("cal", "dan", "fay"), MUTANTS):
         files[student] = ("occupancy.py",
-                          (FILES / "occupancy" / "mutants" / f"{mutant}.py").read_text())
+                          (EXERCISES / "occupancy" / "mutants" / f"{mutant}.py").read_text())
     out = {}
     for student, (name, text) in files.items():
         folder = root / student / "07_occupancy"

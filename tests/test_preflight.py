@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autograder import grader, preflight, sandbox
+from autograder import exercises, grader, preflight, sandbox
 from autograder.cli import app
 from autograder.errors import GraderSetupError
 from autograder.sandbox import ChildRun
-from conftest import ROOT, SOLUTIONS, TEST_DEVICE
+from conftest import ROOT, EXERCISES, TEST_DEVICE
 
-OCCUPANCY = SOLUTIONS / "occupancy.py"
-TRANSPOSE = SOLUTIONS / "transpose.py"
+OCCUPANCY = EXERCISES / "occupancy" / "solution.py"
+TRANSPOSE = EXERCISES / "transpose" / "solution.py"
 
 
 @pytest.fixture
@@ -44,8 +44,8 @@ def losing_solution(monkeypatch, tmp_path, fresh_preflight):
     wrong = "B[b_row, b_col] = tile[tx, ty + j] + float32(1.0)"
     broken.write_text(text.replace("B[b_row, b_col] = tile[tx, ty + j]", wrong))
     assert wrong in broken.read_text()
-    real = grader.solution_path  # other exercises' solutions stay (hints use occupancy's)
-    monkeypatch.setattr(grader, "solution_path",
+    real = exercises.solution_path  # other exercises' solutions stay (hints use occupancy's)
+    monkeypatch.setattr(exercises, "solution_path",
                         lambda ex: broken if ex.name == "transpose" else real(ex))
     return broken
 

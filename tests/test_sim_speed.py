@@ -59,7 +59,7 @@ def _tiled_run(cases, wrong=(), missing=(), extra=()):
 def tiled():
     ex = exercises.get("tiled_matmul")
     cases = [c for c in grader._make_cases(ex, 7) if c.spec.params["width"] <= 33]
-    return ex, load_source(grader.solution_path(ex)), cases
+    return ex, load_source(exercises.solution_path(ex)), cases
 
 
 def test_passed_every_case_only_for_correct_outputs(tiled):
@@ -254,7 +254,7 @@ def test_a_gpu_grading_stops_the_timing_child_at_its_first_errored_case(monkeypa
 
     monkeypatch.setattr(grader, "run_child", fake_run_child)
     monkeypatch.setattr(grader.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
-    path = grader.solution_path(ex)
+    path = exercises.solution_path(ex)
     result = grader._grade_source(ex, load_source(path), "gpu", grader._make_cases(ex, 1),
                                   grader.default_limits("gpu"),
                                   ExerciseResult(ex.name, str(path), "gpu", seed=1), False)

@@ -1,11 +1,36 @@
-"""The exercise registry: every module here defines one ``EXERCISE``."""
+"""The exercise registry: one folder per exercise, found by looking.
+
+An exercise is a folder ``autograder/exercises/<name>/`` holding everything about it::
+
+    exercise.py     the definition: ``EXERCISE = Exercise(...)`` (contract, cases, reference,
+                    points, concept, timing)
+    solution.py     the instructor's solution (left out of wheels: students never receive it)
+    notebook.py     the student notebook's own text, jupytext percent format
+    mutants/*.py    known-bad submissions with their ``# kernelgrade-expect:`` headers
+    driver.py       (some exercises) the grader's kernel that calls the student's device function
+
+Adding an exercise is adding a folder: the registry, the notebooks, the tests, the docs table and
+the GPU checks find it here. Folders are namespace packages (no ``__init__.py``), so a wheel
+carries only the files ``pyproject.toml`` lists as package data.
+"""
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
+from pathlib import Path
 
 from .base import Exercise
+
+HERE = Path(__file__).resolve().parent
+DEFINITION = "exercise.py"
+SOLUTION = "solution.py"
+NOTEBOOK = "notebook.py"
+MUTANTS = "mutants"
+
+#: A folder of instructor solutions (``<name>.py`` or ``<name>/solution.py``), for an installed
+#: kernelgrade that carries none; ``course build`` sets it from the course's instructor folder.
+SOLUTIONS_ENV = "KERNELGRADE_SOLUTIONS"
 
 
 class UnknownExercise(KeyError):
@@ -16,16 +41,48 @@ class UnknownExercise(KeyError):
 
 
 def names() -> list[str]:
-    """Names of all exercises (modules here that define ``EXERCISE``), sorted."""
-    found = []
-    for m in pkgutil.iter_modules(__path__):
-        if hasattr(importlib.import_module(f"{__name__}.{m.name}"), "EXERCISE"):
-            found.append(m.name)
-    return sorted(found)
+    """Names of all exercises (folders here with an ``exercise.py``), sorted."""
+    return sorted(p.parent.name for p in HERE.glob(f"*/{DEFINITION}"))
+
+
+def folder(name: str) -> Path:
+    """The folder of exercise ``name``. Raises :class:`UnknownExercise`."""
+    path = HERE / name
+    if not (path / DEFINITION).is_file():
+        raise UnknownExercise(name)
+    return path
 
 
 def get(name: str) -> Exercise:
     """The exercise called ``name``. Raises :class:`UnknownExercise`."""
-    if name not in names():
-        raise UnknownExercise(name)
-    return importlib.import_module(f"{__name__}.{name}").EXERCISE
+    folder(name)
+    return importlib.import_module(f"{__name__}.{name}.exercise").EXERCISE
+
+
+def all_exercises() -> list[Exercise]:
+    """Every exercise, in course order (:attr:`Exercise.number`, then name)."""
+    return sorted((get(n) for n in names()), key=lambda e: (e.number, e.name))
+
+
+def solution_path(exercise: Exercise | str) -> Path:
+    """The instructor solution of ``exercise``: ``solution.py`` in its folder (a source
+    checkout), else ``$KERNELGRADE_SOLUTIONS/<name>.py`` or ``.../<name>/solution.py`` (an
+    installed kernelgrade, which carries no solutions). Raises ``FileNotFoundError`` naming
+    where it looked."""
+    name = exercise if isinstance(exercise, str) else exercise.name
+    candidates = [folder(name) / SOLUTION]
+    extra = os.environ.get(SOLUTIONS_ENV)
+    if extra:
+        candidates += [Path(extra) / f"{name}.py", Path(extra) / name / SOLUTION]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"no instructor solution for {name}: looked at {', '.join(map(str, candidates))} "
+        f"(an installed kernelgrade carries none; set {SOLUTIONS_ENV} to a folder of solutions)")
+
+
+def mutants(name: str) -> list[Path]:
+    """The known-bad submissions of exercise ``name`` (``mutants/*.py`` in its folder), sorted;
+    empty for an installed kernelgrade, which carries none."""
+    return sorted((folder(name) / MUTANTS).glob("*.py"))

@@ -1,8 +1,7 @@
 """What an exercise is: a contract the child process can see, and grading data it cannot.
 
-An exercise module in this package defines one :class:`Exercise`. Adding an exercise means adding
-one module here, one instructor solution in ``solutions/``, and its student notebook; the harness
-and the grader are shared.
+An exercise folder's ``exercise.py`` defines one :class:`Exercise` (see
+:mod:`autograder.exercises` for the folder's other files); the harness and the grader are shared.
 
 * :class:`Contract` is public (it restates CONTRACTS.md): the names a submission defines, the
   launch rule, the argument layout. It is serialised into the child's request.
@@ -89,6 +88,7 @@ class Concept:
 
     description: str
     points: float
+    summary: str = ""  # a few words for the notebook's concept cell ("tiles in shared memory")
     min_shared_bytes: int = 0
     min_barriers: int = 0
     min_atomics: int = 0
@@ -151,9 +151,9 @@ class Exercise:
     ``reference(inputs, params) -> {name: array}`` computes the expected outputs in float64 (or
     exactly, for integers), with the submission's constants (e.g. ``BLOCK_SIZE``) added to
     ``params``.
-    ``source`` names the lesson or lecture the exercise comes from; ``solution`` is the file name
-    of the instructor solution in ``solutions/``; ``needs_gpu`` exercises are all ``skipped`` on
-    the simulator.
+    ``source`` names the lesson or lecture the exercise comes from; ``number`` is its place in the
+    course (the nbgrader assignment is ``f"{number:02d}_{name}"``); ``needs_gpu`` exercises are
+    all ``skipped`` on the simulator.
     """
 
     name: str
@@ -168,9 +168,14 @@ class Exercise:
     concept: Concept | None = None
     timing: Timing | None = None
     diagnose: Diagnose | None = None
-    solution: str = ""
+    number: int = 0
     needs_gpu: bool = False
     contract_text: str = ""
+
+    @property
+    def assignment(self) -> str:
+        """The nbgrader assignment (and folder) name, e.g. ``"01_tiled_matmul"``."""
+        return f"{self.number:02d}_{self.name}"
 
     @property
     def max_score(self) -> float:

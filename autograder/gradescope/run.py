@@ -131,7 +131,7 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
 def check(exercise: str) -> int:
     """Setup-time check (setup.sh): the exercise exists and its instructor solution is
     installed. Prints what it found; returns 0, or 2 with the cause."""
-    from ..grader import solution_path
+    from ..exercises import solution_path
 
     try:
         print(f"{exercise}: instructor solution {solution_path(exercises.get(exercise))}")

@@ -74,7 +74,8 @@ def public_result(exercise: str, device: str | None = None,
     solution's. A problem in the student's code is never raised: it becomes a test with a
     message.
     """
-    from ..grader import grade, resolve_device, solution_path  # imported late, as in cells.py
+    from ..exercises import solution_path
+    from ..grader import grade, resolve_device  # imported late, as in cells.py
 
     ex = exercises.get(exercise)
     if ex.contract.functions:  # its expected values are the instructor solution's

@@ -79,7 +79,7 @@ def assert_nothing_hidden(ex, text: str) -> None:
 
 def test_grade_with_visibility_public_grades_the_public_cases_only():
     ex = exercises.get("tiled_matmul")
-    result = grade(ROOT / "solutions" / "tiled_matmul.py", "tiled_matmul", device=TEST_DEVICE,
+    result = grade(ROOT / "autograder" / "exercises" / "tiled_matmul" / "solution.py", "tiled_matmul", device=TEST_DEVICE,
                    visibility="public")
     correctness = [t for t in result.tests if t.kind is Kind.CORRECTNESS]
     assert [t.name for t in correctness] == [c.name for c in ex.cases if c.visibility == "public"]
@@ -110,7 +110,7 @@ def test_a_mutant_fails_with_its_message_and_no_hidden_case_shows(exercise, caps
     ex = exercises.get(exercise)
     mutant, words = MUTANTS[exercise]
     run_public_tests(exercise, device=TEST_DEVICE,
-                     cells=code(f"tests/files/{exercise}/mutants/{mutant}"))
+                     cells=code(f"autograder/exercises/{exercise}/mutants/{mutant}"))
     out = capsys.readouterr().out
     assert "[FAILED] " in out and words in out, out
     assert re.search(r"\b\d+ of \d+ public tests passed\. Fix the failing ones first", out), out
@@ -138,9 +138,9 @@ def test_an_exercise_that_needs_a_gpu_says_it_is_skipped_on_the_simulator(capsys
 
 def test_occupancy_without_an_installed_solution_says_so_in_one_line(monkeypatch, capsys):
     def missing(exercise):
-        raise FileNotFoundError(exercise.solution)
+        raise FileNotFoundError(exercise.name)
 
-    monkeypatch.setattr(autograder.grader, "solution_path", missing)
+    monkeypatch.setattr(autograder.exercises, "solution_path", missing)
     run_public_tests("occupancy", device="sim", cells=solution("occupancy.py"))
     out = capsys.readouterr()
     assert out.err == "" and out.out.count("\n") == 1, out

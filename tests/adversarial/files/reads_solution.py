@@ -1,5 +1,5 @@
 # adversarial: answers with the instructor's own solution, found through the autograder package
-# (autograder.solutions, ../solutions next to it, a search of the file system).
+# (autograder.exercises.occupancy.solution, its file in the package, a search of the file system).
 # adversarial-exercise: occupancy
 # adversarial-needs: bubblewrap
 # kernelgrade-expect: correctness=failed
@@ -14,16 +14,18 @@ def _load():
     if FOUND:
         return FOUND[0]
     try:
-        FOUND.append(importlib.import_module("autograder.solutions.occupancy"))
+        FOUND.append(importlib.import_module("autograder.exercises.occupancy.solution"))
         return FOUND[0]
     except Exception:
         pass
     import autograder
 
-    here = os.path.dirname(os.path.dirname(os.path.abspath(autograder.__file__)))
-    candidates = [os.path.join(here, "solutions", "occupancy.py")]
-    candidates += glob.glob("/*/*/solutions/occupancy.py") + glob.glob("/*/solutions/occupancy.py")
-    candidates += glob.glob("/work/*/solutions/occupancy.py")
+    here = os.path.dirname(os.path.abspath(autograder.__file__))
+    candidates = [os.path.join(here, "exercises", "occupancy", "solution.py")]
+    for pattern in ("/*/*/autograder/exercises/occupancy/solution.py",
+                    "/*/autograder/exercises/occupancy/solution.py",
+                    "/work/*/autograder/exercises/occupancy/solution.py"):
+        candidates += glob.glob(pattern)
     for path in candidates:
         try:
             ns = {}

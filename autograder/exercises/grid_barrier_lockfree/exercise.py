@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..drivers import grid_barrier_lockfree as driver
-from .base import Case, Concept, Contract, Exercise, Tolerance
+from . import driver
+from ..base import Case, Concept, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="grid_barrier_lockfree",
@@ -43,7 +43,7 @@ CONTRACT = Contract(
     args=("arrive", "depart", "goal"),
     signature=("int32[::1]", "int32[::1]", "int64"),
     device_function=True,
-    driver="autograder.drivers.grid_barrier_lockfree",
+    driver="autograder.exercises.grid_barrier_lockfree.driver",
 )
 
 
@@ -95,6 +95,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="grid_barrier_lockfree",
+    number=8,
     title="Inter-block synchronization: a lock-free grid barrier",
     source="article on inter-block synchronization (Xiao & Feng, lock-free barrier with an "
            "arrive and a depart array and one checker block)",
@@ -108,7 +109,6 @@ EXERCISE = Exercise(
         description=("the barrier holds each block with a barrier and orders the block's writes "
                      "before its arrival with a memory fence"),
         points=20.0, min_barriers=1, min_fences=1),
-    solution="grid_barrier_lockfree.py",
     needs_gpu=True,
     contract_text=CONTRACT_TEXT,
 )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from .base import Case, Contract, Exercise
+from ..base import Case, Contract, Exercise
 
 FUNCTIONS = ("warps_per_block", "resident_blocks_per_sm", "resident_threads_per_sm",
              "tile_shared_bytes", "global_traffic_reduction")
@@ -76,7 +76,7 @@ CASES += [_driver_case(t) for t in (96, 1024, 48, 640)]
 
 
 def _solution():
-    from ..grader import solution_path
+    from .. import solution_path
 
     spec = importlib.util.spec_from_file_location("occupancy_solution", solution_path(EXERCISE))
     module = importlib.util.module_from_spec(spec)
@@ -103,6 +103,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="occupancy",
+    number=7,
     title="Occupancy: warps, block granularity and resident threads",
     source='lecture 2.1 (thread scheduling, block granularity) and "Shared Memory and Threading"',
     contract=CONTRACT,
@@ -110,6 +111,5 @@ EXERCISE = Exercise(
     make_inputs=lambda params, rng: {},
     outputs=lambda params: {},
     reference=reference,
-    solution="occupancy.py",
     contract_text=CONTRACT_TEXT,
 )

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
+from ..base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="block_sum",
@@ -93,6 +93,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="block_sum",
+    number=4,
     title="Per-block sum without control divergence",
     source="lecture 2.2 (control divergence)",
     contract=CONTRACT,
@@ -107,6 +108,5 @@ EXERCISE = Exercise(
     timing=Timing(params={"n": 1 << 28}, points=25.0),
     # n a multiple of every legal BLOCK_SIZE: the only divergence left is the tree's own.
     diagnose=Diagnose(params={"n": 4096}, max_blocks=2, max_divergent_branches=8),
-    solution="block_sum.py",
     contract_text=CONTRACT_TEXT,
 )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
+from ..base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="transpose",
@@ -88,6 +88,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="transpose",
+    number=5,
     title="Matrix transpose without shared-memory bank conflicts",
     source="lesson on shared-memory bank conflicts (coalesced transpose with a padded tile)",
     contract=CONTRACT,
@@ -101,6 +102,5 @@ EXERCISE = Exercise(
     # at ~2.6 TB/s achieved (estimated, not yet measured); a multiple of the tile, and not square.
     timing=Timing(params={"rows": 16384, "cols": 24576}, points=25.0),
     diagnose=Diagnose(params={"rows": 64, "cols": 96}, max_blocks=2, max_bank_ways=2),
-    solution="transpose.py",
     contract_text=CONTRACT_TEXT,
 )

@@ -6,8 +6,8 @@ Contract: CONTRACTS.md, "matmul_any_size".
 
 from __future__ import annotations
 
-from .base import Case, Constant, Contract, Diagnose, Exercise, Timing
-from .matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
+from ..base import Case, Constant, Contract, Diagnose, Exercise, Timing
+from ..matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
 
 CONTRACT = Contract(
     kernel="matmul_any_size",
@@ -57,6 +57,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="matmul_any_size",
+    number=2,
     title="Tiled matrix multiplication of any size",
     source="lectures 2.7 and 2.8 (boundary conditions, tiling for arbitrary m×n×k)",
     contract=CONTRACT,
@@ -67,6 +68,5 @@ EXERCISE = Exercise(
     concept=TILING_CONCEPT,
     timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0),
     diagnose=Diagnose(params={"m": 24, "n": 40, "k": 20}, max_blocks=2),
-    solution="matmul_any_size.py",
     contract_text=CONTRACT_TEXT,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grid_barrier import reference, run_phases
+from ..grid_barrier.driver import reference, run_phases
 
 __all__ = ["drive", "grid", "reference"]
 

@@ -6,8 +6,8 @@ Source: lesson "Day 10: Shared Memory Fundamentals" (TILE_WIDTH 16, boundary che
 
 from __future__ import annotations
 
-from .base import Case, Constant, Contract, Diagnose, Exercise, Timing
-from .matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
+from ..base import Case, Constant, Contract, Diagnose, Exercise, Timing
+from ..matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
 
 CONTRACT = Contract(
     kernel="tiled_matmul",
@@ -61,6 +61,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="tiled_matmul",
+    number=1,
     title="Tiled matrix multiplication",
     source='lesson "Day 10: Shared Memory Fundamentals"',
     contract=CONTRACT,
@@ -71,6 +72,5 @@ EXERCISE = Exercise(
     concept=TILING_CONCEPT,
     timing=Timing(params={"width": 2048}, points=25.0),
     diagnose=Diagnose(params={"width": 40}, max_blocks=2),
-    solution="tiled_matmul.py",
     contract_text=CONTRACT_TEXT,
 )

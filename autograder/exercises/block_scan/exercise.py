@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Diagnose, Case, Concept, Constant, Contract, Exercise, Tolerance
+from ..base import Diagnose, Case, Concept, Constant, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="block_scan",
@@ -100,6 +100,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="block_scan",
+    number=3,
     title="Inclusive scan within each block",
     source='lesson "Day 11: Thread Synchronization"',
     contract=CONTRACT,
@@ -110,6 +111,5 @@ EXERCISE = Exercise(
     tolerance=Tolerance(exact=True),
     concept=CONCEPT,
     diagnose=Diagnose(params={"n": 1500}, max_blocks=2),
-    solution="block_scan.py",
     contract_text=CONTRACT_TEXT,
 )

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..drivers import grid_barrier as driver
-from .base import Case, Concept, Contract, Exercise, Tolerance
+from . import driver
+from ..base import Case, Concept, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="grid_barrier",
@@ -19,7 +19,7 @@ CONTRACT = Contract(
     args=("counter", "goal"),
     signature=("int32[::1]", "int64"),
     device_function=True,
-    driver="autograder.drivers.grid_barrier",
+    driver="autograder.exercises.grid_barrier.driver",
 )
 
 
@@ -63,6 +63,7 @@ CONTRACT_TEXT = """\
 
 EXERCISE = Exercise(
     name="grid_barrier",
+    number=6,
     title="Inter-block synchronization: a lock-based grid barrier",
     source="article on inter-block synchronization (lock-based barrier with atomicAdd and "
            "__threadfence())",
@@ -76,7 +77,6 @@ EXERCISE = Exercise(
         description=("the barrier arrives with an atomic add after a memory fence and holds "
                      "the block with a barrier until the goal is reached"),
         points=20.0, min_barriers=1, min_atomics=1, min_fences=1),
-    solution="grid_barrier.py",
     needs_gpu=True,
     contract_text=CONTRACT_TEXT,
 )
