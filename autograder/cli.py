@@ -34,6 +34,28 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+#: ``--solutions DIR`` of the commands that grade: where an installed kernelgrade (which carries
+#: no instructor solutions) finds them.
+SOLUTIONS_OPTION = typer.Option(
+    None, "--solutions", help="Folder of instructor solutions (<exercise>.py or "
+    "<exercise>/solution.py) for an installed kernelgrade, which carries none (sets "
+    "$KERNELGRADE_SOLUTIONS); a source checkout uses its exercise folders' own.")
+
+
+def _use_solutions(folder: Optional[Path]) -> None:
+    """Apply ``--solutions DIR``: set ``$KERNELGRADE_SOLUTIONS`` for this run and the processes
+    it starts (:func:`autograder.exercises.solution_path` reads it). Exit 2 when ``folder`` is
+    not a folder; None leaves the environment as it is."""
+    if folder is None:
+        return
+    if not folder.is_dir():
+        _fail(f"--solutions {folder}: no such folder (it should hold <exercise>.py or "
+              "<exercise>/solution.py files)")
+    import os
+
+    os.environ[exercises.SOLUTIONS_ENV] = str(folder.resolve())
+
+
 def _unreadable(path: Path) -> str | None:
     """Why ``path`` cannot be read as a submission file, or None."""
     try:
@@ -58,17 +80,28 @@ def grade(
     seed: Optional[int] = typer.Option(None, help="Replay a run with the seed it reported."),
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer "
                                              "(racecheck, synccheck, memcheck) if installed."),
+    solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    public: bool = typer.Option(False, "--public", help="Only the public tests, the concept "
+                                "test and the diagnostics, as a notebook's public-test cell "
+                                "runs them: no instructor solution needed (a student's "
+                                "install)."),
 ) -> None:
     """Grade one submission and print its tests, points and messages."""
     from .grader import grade as grade_one
+    from .nbgrader import public as public_run
 
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
+    _use_solutions(solutions_dir)
     unreadable = _unreadable(submission)
     if unreadable:
         _fail(unreadable)
     try:
-        result = grade_one(submission, exercise, device=device, seed=seed, sanitize=sanitize)
+        if public:
+            result = public_run.public_file_result(submission, exercise, device=device)
+        else:
+            result = grade_one(submission, exercise, device=device, seed=seed,
+                               sanitize=sanitize)
     except (ValueError, GraderSetupError) as exc:
         _fail(str(exc))
     if html is not None:
@@ -81,6 +114,8 @@ def grade(
         err.print(f"wrote {html}")
     if as_json:
         sys.stdout.write(json_report.render(result) + "\n")
+    elif public:
+        print(public_run.report(result))
     else:
         console_report.print_result(result)
 
@@ -94,6 +129,7 @@ def solutions(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
                                        help="Gradings at once (default: 4 on a GPU, half the "
                                             "cores on the simulator)."),
+    solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
 ) -> None:
     """Grade every instructor solution and known-bad submission; exit 1 if any verdict is wrong.
     A line per exercise on standard error as its gradings end; the table at the end."""
@@ -108,6 +144,12 @@ def solutions(
     for name in names:
         if name not in exercises.names():
             _fail(str(exercises.UnknownExercise(name)))
+    _use_solutions(solutions_dir)
+    for name in names:  # an installed kernelgrade has none unless told where they are
+        try:
+            exercises.solution_path(name)
+        except FileNotFoundError as exc:
+            _fail(str(exc))
     out = Console(width=None if sys.stdout.isatty() else 160)
     table = Table(title="Instructor solutions and known-bad submissions")
     for col in ("exercise", "submission", "expected", "got", "verdict", "s"):
@@ -157,12 +199,15 @@ def batch(
     html: Optional[Path] = typer.Option(None, "--html", help="Also write one HTML report per "
                                                              "submission and an index.html "
                                                              "into this folder."),
+    solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
 ) -> None:
-    """Grade a whole class; each result is committed as it arrives, and a rerun resumes."""
+    """Grade a whole class; each result is committed as it arrives, and a rerun resumes.
+    Workers of a --scheduler find the solutions through their own $KERNELGRADE_SOLUTIONS."""
     from .batch import run_batch
 
     if exercise is not None and exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
+    _use_solutions(solutions_dir)
     try:
         store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
                                     progress=sys.stderr.isatty(),
@@ -267,14 +312,15 @@ def course_build(
                                                "interrupts a cell."),
     force: bool = typer.Option(False, help="Overwrite an existing course's source/ and config."),
 ) -> None:
-    """Write an nbgrader course (config, source/ from assignments/); see its README.md."""
+    """Write an nbgrader course (config, and source/ notebooks built from the exercise folders;
+    an installed kernelgrade needs $KERNELGRADE_SOLUTIONS); see its README.md."""
     from .nbgrader.course import CourseError, build_course
 
     try:
         root = build_course(directory, device=device, submitted=submitted,
                             cell_timeout=cell_timeout, run_notebooks=run_notebooks,
                             allow_provisional=allow_provisional, force=force)
-    except CourseError as exc:
+    except (CourseError, GraderSetupError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote the nbgrader course {root}; next, in that folder:\n"
                "  nbgrader generate_assignment 01_tiled_matmul   # source/ -> release/\n"
@@ -291,13 +337,15 @@ app.add_typer(gradescope_app, name="gradescope")
 def gradescope_build(
     exercise: str = typer.Argument(..., help="Exercise name (see `autograder exercises`)."),
     out: Path = typer.Option(Path("autograder.zip"), help="The zip to write."),
+    solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
 ) -> None:
     """Write the autograder zip Gradescope asks for (setup.sh, run_autograder, this kernelgrade
-    as a wheel with its instructor solutions); see the README.md inside it."""
+    as a wheel, the exercise's instructor solution beside it); see the README.md inside it."""
     from .gradescope.bundle import build_bundle
 
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
+    _use_solutions(solutions_dir)
     try:
         path = build_bundle(exercise, out)
     except (LookupError, FileNotFoundError) as exc:

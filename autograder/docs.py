@@ -106,8 +106,8 @@ def _launch(ex: Exercise) -> list[str]:
         grid = c.grid[0] if len(c.grid) == 1 else "(" + ", ".join(c.grid) + ")"
         block = c.block[0] if len(c.block) == 1 else "(" + ", ".join(c.block) + ")"
         lines.append(f"- Launch: `{c.kernel}[{grid}, {block}]({', '.join(c.args)})`.")
-    for _, message in c.checks:
-        lines.append(f"- Also required: {message}.")
+    for expression, _ in c.checks:
+        lines.append(f"- Also required: `{expression}`.")
     return lines
 
 

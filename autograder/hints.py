@@ -8,8 +8,8 @@ Read off what the grader already has, so no extra run is needed:
 - on a GPU, the child's ``device`` record (the driver's device attributes: SMs, per-SM limits
   of threads, blocks, shared memory and registers; :class:`DeviceLimits`) and ``kernel`` record
   (Numba's registers per thread and shared memory per block of the compiled kernel;
-  :class:`KernelFacts`): the occupancy (lecture 2.1's calculator, the ``occupancy`` exercise's
-  instructor solution, plus the register limit) and the grid's blocks against the SMs. On the
+  :class:`KernelFacts`): the occupancy (lecture 2.1's calculator with the register limit,
+  :mod:`autograder.occupancy`) and the grid's blocks against the SMs. On the
   simulator, the per-SM limits come from :data:`SM_LIMITS` by the PTX's compute capability
   (shared memory only: registers need a GPU; the SM count too);
 - the instrumented simulator run (:mod:`autograder.instrument`): shared-memory bank conflicts,
@@ -29,6 +29,9 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
+# The occupancy calculator's names stay importable from here (hints.blocks_by_registers, ...).
+from .occupancy import (REGISTER_ALLOCATION_UNIT, REGISTERS_PER_SM,  # noqa: F401
+                        blocks_by_registers, resident_blocks)
 from .results import ExerciseResult, Kind, Status, TestResult
 
 NAME = "diagnostic: performance hints"
@@ -47,8 +50,6 @@ SM_LIMITS = {
     (8, 9): (1536, 24, 100 * 1024),
     (9, 0): (2048, 32, 228 * 1024),
 }
-REGISTERS_PER_SM = 64 * 1024      # every compute capability in SM_LIMITS
-REGISTER_ALLOCATION_UNIT = 256    # registers are given to a warp in units of 256
 
 # Uncoalesced loads: a (line, array) whose warp requests move at least this many times the
 # sectors their distinct elements need, and at least MIN_SECTORS per request on average. The
@@ -262,46 +263,21 @@ def compute_capability(ptx: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def blocks_by_registers(threads_per_block: int, regs_per_thread: int,
-                        registers_per_sm: int = REGISTERS_PER_SM) -> int:
-    """Blocks of ``threads_per_block`` threads whose registers fit in one SM's register file:
-    each warp gets ``regs_per_thread * 32`` registers rounded up to a multiple of
-    :data:`REGISTER_ALLOCATION_UNIT` (256)."""
-    if regs_per_thread <= 0:
-        return 1 << 30
-    unit = REGISTER_ALLOCATION_UNIT
-    per_warp = -(-regs_per_thread * 32 // unit) * unit
-    warps = -(-threads_per_block // 32)
-    return (registers_per_sm // per_warp) // warps
-
-
 def occupancy(threads_per_block: int, shared_bytes: int, limits,
               regs_per_thread: int | None = None) -> tuple[int, str]:
     """(resident blocks per SM, the limit that binds: ``threads``, ``blocks``, ``shared`` or
     ``registers``) for a block of ``threads_per_block`` threads, ``shared_bytes`` of static
     shared memory and ``regs_per_thread`` registers (None: not counted), with the lecture's
-    calculator (the ``occupancy`` exercise's instructor solution) and the register file.
-    ``limits``: a :class:`DeviceLimits`, or (max threads, max blocks, shared bytes) per SM."""
-    from .exercises.occupancy.exercise import _solution
-
+    calculator and the register file (:func:`autograder.occupancy.resident_blocks`; the
+    driver reserves ``reserved_shared_per_block`` bytes more for a block that uses shared
+    memory). ``limits``: a :class:`DeviceLimits`, or (max threads, max blocks, shared bytes)
+    per SM."""
     if not isinstance(limits, DeviceLimits):
         limits = DeviceLimits(*limits)
-    calc = _solution()
-    max_threads, max_blocks, smem = (limits.max_threads_per_sm, limits.max_blocks_per_sm,
-                                     limits.shared_per_sm)
     shared = shared_bytes + (limits.reserved_shared_per_block if shared_bytes else 0)
-    blocks = calc.resident_blocks_per_sm(threads_per_block, shared, max_threads, max_blocks,
-                                         smem)
-    by_threads = max_threads // (calc.warps_per_block(threads_per_block) * 32)
-    other = min(by_threads, max_blocks)
-    if regs_per_thread:
-        by_regs = blocks_by_registers(threads_per_block, regs_per_thread,
-                                      limits.registers_per_sm)
-        if by_regs < blocks:
-            return by_regs, "registers"
-    if shared and smem // shared == blocks and blocks < other:
-        return blocks, "shared"
-    return blocks, "threads" if by_threads <= max_blocks else "blocks"
+    return tuple(resident_blocks(threads_per_block, shared, limits.max_threads_per_sm,
+                                 limits.max_blocks_per_sm, limits.shared_per_sm,
+                                 regs_per_thread, limits.registers_per_sm))
 
 
 def _occupancy_hints(shared_bytes: int, threads: int, grid_blocks: int | None,

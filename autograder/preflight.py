@@ -22,15 +22,43 @@ preflight's own run, ``autograder solutions``, which grades the solutions itself
 tests run, which has no solution to compare with). On a GPU the preflight runs beside the first
 student's grading, whose result is discarded if the preflight fails; on the simulator it runs
 first (both at once would compete for the CPU and could push a student past a time limit).
+
+**A passed preflight is kept on disk** (:func:`cache_dir`: ``$KERNELGRADE_CACHE_DIR``, else
+``$XDG_CACHE_HOME/kernelgrade``, else ``~/.cache/kernelgrade``; one JSON file per key under
+``preflight/``), so the next process (the next ``autograder grade``, each ``batch`` worker) does
+not grade the solution again. The key (:func:`fingerprint`) is a SHA-256 over everything that
+could change the verdict: the exercise; the bytes of every ``.py`` file of the ``autograder``
+package and of the exercise's ``exercise.py``, ``driver.py`` and solution (wherever
+:func:`autograder.exercises.solution_path` finds it); :func:`package_facts` and the child's
+import path (:func:`autograder.sandbox.import_path`) with the packages installed there (their
+``dist-info`` names, which carry the versions); the Python executable and version; the device
+(``sim``, or every GPU's UUID, name, driver version and compute capability from ``nvidia-smi``,
+and ``CUDA_VISIBLE_DEVICES``); the sandbox (bubblewrap, its binary, or plain, and why); the
+sanitize choice (and compute-sanitizer's binary on a GPU); the environment the children inherit
+(``NUMBA_*``, ``CUDA_*``, ``LD_*``, ``PYTHON*``, ``NVIDIA_*``, ``KERNELGRADE_*``). A key whose
+parts cannot all be read (no ``nvidia-smi`` answer) is not cached. A failure is never stored;
+an entry that cannot be read, parsed or does not match its key is ignored (and replaced by the
+next pass). Processes that miss the same key at once take turns (a file lock), so a batch's
+workers grade the solution once per machine, not once each. ``KERNELGRADE_PREFLIGHT_CACHE=off``
+turns the cache off. The cache can only skip this check, never change a grade: every child
+still compares its packages with the grader's (above) on every grading.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import importlib.metadata
 import importlib.util
+import json
+import logging
+import os
+import shutil
+import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -44,6 +72,15 @@ PACKAGES = {"numpy": "numpy", "numba": "numba", "numba_cuda": "numba-cuda",
 PACKAGES_ENV = "KERNELGRADE_GRADER_PACKAGES"
 PREFIX = "grader environment: "
 PREFLIGHT_SEED = 20261122  # fixed: a failing preflight can be replayed as is
+# The preflight cache (see the module's docstring).
+CACHE_ENV = "KERNELGRADE_CACHE_DIR"  # the cache folder (default: the user's cache folder)
+CACHE_SWITCH_ENV = "KERNELGRADE_PREFLIGHT_CACHE"  # "off" (or 0, no, false): no cache
+CACHE_FORMAT = 1
+CACHE_MAX_AGE_S = 30 * 24 * 3600  # entries older than this are removed when one is written
+# Environment variables the children inherit that could change a verdict (by prefix).
+_ENV_PREFIXES = ("NUMBA_", "CUDA_", "LD_", "PYTHON", "NVIDIA_", "KERNELGRADE_")
+_ENV_IGNORED = (CACHE_ENV, CACHE_SWITCH_ENV, "KERNELGRADE_TEST_DEVICE")
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +201,24 @@ def check(exercise: str, backend: str, sanitize: bool = True) -> None:
 
 
 def _preflight(exercise: str, backend: str, sanitize: bool) -> None:
+    """The preflight itself: a passed one found in the disk cache, else the solution graded
+    (and, when it passes, remembered there)."""
+    entry = _CacheEntry.open(exercise, backend, sanitize)
+    if entry is None:
+        _grade_solution(exercise, backend, sanitize)
+        return
+    with entry.locked():
+        if entry.passed():
+            log.info("preflight of %s on %s: passed before (%s), not run again", exercise,
+                     backend, entry.path)
+            return
+        result = _grade_solution(exercise, backend, sanitize)
+        entry.store(result)
+
+
+def _grade_solution(exercise: str, backend: str, sanitize: bool):
+    """Grade the instructor solution of ``exercise``; returns its result when it gets full
+    marks, else raises :class:`GraderSetupError`."""
     from . import known_bad
     from .exercises import solution_path
     from .grader import grade
@@ -173,6 +228,8 @@ def _preflight(exercise: str, backend: str, sanitize: bool) -> None:
         path = solution_path(get(exercise))
     except FileNotFoundError as exc:
         raise GraderSetupError(f"preflight: {exc}") from None
+    log.info("preflight of %s on %s: grading the instructor solution %s", exercise, backend,
+             path)
     for attempt in range(2):
         result = grade(path, exercise, device=backend, seed=PREFLIGHT_SEED, sanitize=sanitize,
                        preflight=False)
@@ -187,6 +244,7 @@ def _preflight(exercise: str, backend: str, sanitize: bool) -> None:
             break
     if problems:
         raise GraderSetupError(_message(exercise, result, problems))
+    return result
 
 
 def _message(exercise: str, result, problems: list[str]) -> str:
@@ -216,3 +274,211 @@ def _message(exercise: str, result, problems: list[str]) -> str:
     return (f"preflight: the instructor solution of {exercise} gets {result.score:g}/"
             f"{result.max_score:g} on {result.device}, so no student is graded: {cause}. "
             f"First lost test: {first}")
+
+
+# ---------------------------------------------------------------------------------------------
+# A passed preflight, kept on disk across processes
+
+
+def cache_dir() -> Path | None:
+    """The folder of kernelgrade's cache: ``$KERNELGRADE_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/kernelgrade``, else ``~/.cache/kernelgrade``; None when
+    ``KERNELGRADE_PREFLIGHT_CACHE`` is ``off`` (or ``0``, ``no``, ``false``) or no folder can be
+    named (no home). The folder need not exist yet."""
+    if os.environ.get(CACHE_SWITCH_ENV, "").strip().lower() in ("off", "0", "no", "false"):
+        return None
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "kernelgrade"
+    try:
+        return Path.home() / ".cache" / "kernelgrade"
+    except (RuntimeError, KeyError):
+        return None
+
+
+def _sha256_files(paths) -> str:
+    """SHA-256 over the names and bytes of ``paths`` (a missing file counts as missing)."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path).encode() + b"\0")
+        try:
+            h.update(Path(path).read_bytes())
+        except OSError:
+            h.update(b"\0missing\0")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _package_digest() -> str:
+    """SHA-256 of every ``.py`` file of the ``autograder`` package (names relative to it)."""
+    root = Path(__file__).resolve().parent
+    files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    h = hashlib.sha256()
+    for p in files:
+        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _installed(folders: list[str]) -> dict[str, list[str]]:
+    """For each import folder, the names of the distributions installed there (``dist-info``
+    and ``egg-info`` folders, which carry the versions) and its ``.pth`` files."""
+    found = {}
+    for folder in folders:
+        try:
+            names = sorted(n for n in os.listdir(folder)
+                           if n.endswith((".dist-info", ".egg-info", ".pth")))
+        except OSError:
+            names = []
+        found[folder] = names
+    return found
+
+
+def _stat(path: str | None) -> list | None:
+    """``[path, size, mtime_ns]`` of an executable, or None."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [os.path.realpath(path), st.st_size, st.st_mtime_ns]
+
+
+def _gpu_facts() -> list[list[str]] | None:
+    """Every GPU ``nvidia-smi`` lists: index, UUID, name, driver version and compute
+    capability; None when it gives no answer."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    for fields in ("index,uuid,name,driver_version,compute_cap", "index,uuid,name,driver_version"):
+        try:
+            out = subprocess.run([smi, f"--query-gpu={fields}", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        rows = [[f.strip() for f in ln.split(",")] for ln in out.stdout.splitlines() if ln.strip()]
+        if out.returncode == 0 and rows:
+            return rows
+    return None
+
+
+def fingerprint(exercise: str, backend: str, sanitize: bool) -> tuple[str, dict] | None:
+    """The preflight cache's key for ``exercise`` on ``backend`` (``"sim"`` or ``"gpu"``) with
+    ``sanitize``: ``(hex SHA-256, the parts it was made of)``, the parts as JSON-able values
+    (see the module's docstring for what they are). None when a part cannot be read here (no
+    answer from ``nvidia-smi`` on a GPU): such a preflight is not cached. Raises what
+    :func:`autograder.exercises.get` raises for an unknown exercise."""
+    from . import exercises, sandbox, sanitizer
+
+    folder = exercises.folder(exercise)
+    try:
+        solution = exercises.solution_path(exercises.get(exercise))  # as the preflight does
+    except FileNotFoundError:
+        return None  # the preflight itself says so
+    import_path = sandbox.import_path()
+    status = sandbox.sandbox_status()
+    parts = {
+        "format": CACHE_FORMAT,
+        "exercise": exercise,
+        "kernelgrade": _package_digest(),
+        "exercise_files": _sha256_files([folder / exercises.DEFINITION, folder / "driver.py",
+                                         solution]),
+        "packages": package_facts(),
+        "import_path": import_path,
+        "installed": _installed(import_path),
+        "python": [sys.executable, os.path.realpath(sys.executable), sys.version],
+        "device": backend,
+        "sandbox": {"mode": sandbox._mode(), "bubblewrap": status.available,
+                    "reason": status.reason, "broken": sandbox._broken.get(backend),
+                    "bwrap": _stat(shutil.which("bwrap")) if status.available else None},
+        "sanitize": bool(sanitize),
+        "env": {k: v for k, v in sorted(os.environ.items())
+                if k.startswith(_ENV_PREFIXES) and k not in _ENV_IGNORED},
+    }
+    if backend == "gpu":
+        gpus = _gpu_facts()
+        if gpus is None:
+            return None
+        parts["gpus"] = gpus
+        parts["sanitizer"] = _stat(sanitizer.executable()) if sanitize else None
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest(), json.loads(text)
+
+
+class _CacheEntry:
+    """One key's file in the cache: ``preflight/<key>.json`` (and ``<key>.lock``)."""
+
+    def __init__(self, folder: Path, key: str, parts: dict):
+        self.folder, self.key, self.parts = folder, key, parts
+        self.path = folder / f"{key}.json"
+
+    @classmethod
+    def open(cls, exercise: str, backend: str, sanitize: bool) -> "_CacheEntry | None":
+        """The entry of this preflight, or None without a cache (turned off, no folder, a key
+        that cannot be made)."""
+        root = cache_dir()
+        if root is None:
+            return None
+        try:
+            made = fingerprint(exercise, backend, sanitize)
+        except OSError as exc:
+            log.info("preflight cache not used: %s", exc)
+            return None
+        return None if made is None else cls(root / "preflight", *made)
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Hold this key's lock file (processes missing the same key take turns); without a
+        lock (the folder cannot be written), go on unlocked."""
+        handle = None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handle = open(self.folder / f"{self.key}.lock", "a+b")
+            import fcntl
+
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except (OSError, ImportError) as exc:
+            log.info("preflight cache: no lock (%s)", exc)
+        try:
+            yield self
+        finally:
+            if handle is not None:
+                handle.close()  # releases the lock
+
+    def passed(self) -> bool:
+        """True when a readable entry of this very key says the solution passed."""
+        try:
+            entry = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return False
+        return (isinstance(entry, dict) and entry.get("key") == self.key
+                and entry.get("format") == CACHE_FORMAT and entry.get("verdict") == "passed")
+
+    def store(self, result) -> None:
+        """Remember that the solution passed (``result``: its ExerciseResult), atomically;
+        a folder that cannot be written is no error. Removes entries older than
+        :data:`CACHE_MAX_AGE_S`."""
+        entry = {"format": CACHE_FORMAT, "key": self.key, "verdict": "passed",
+                 "score": result.score, "max_score": result.max_score, "device": result.device,
+                 "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "parts": self.parts}
+        tmp = self.folder / f".{self.key}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp.write_text(json.dumps(entry, indent=1, default=str), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.info("preflight cache: cannot write %s (%s)", self.path, exc)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            return
+        self._prune()
+
+    def _prune(self) -> None:
+        cutoff = time.time() - CACHE_MAX_AGE_S
+        with contextlib.suppress(OSError):
+            for old in self.folder.iterdir():
+                with contextlib.suppress(OSError):
+                    if old.suffix in (".json", ".lock", ".tmp") and old.stat().st_mtime < cutoff:
+                        old.unlink()

@@ -54,7 +54,7 @@ def check_submission(name: str, path: Path, device: str, seed: int | None = None
     # No preflight: this is the preflight's own check, shown row by row.
     result = grade(path, name, device=device, seed=seed, preflight=False)
     if Path(path) == exercises.solution_path(name):
-        return CheckRow(name, f"solutions/{Path(path).name}", "full marks", _got(result),
+        return CheckRow(name, Path(path).name, "full marks", _got(result),
                         not known_bad.full_marks_problems(result), time.monotonic() - start,
                         result.device)
     wanted = [str(e) for e in known_bad.expectations(path) if e.applies_to(result.device)]

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder import exercises, harness, known_bad  # noqa: E402
 from autograder.exercises import mutants, solution_path  # noqa: E402
-from autograder.grader import _timing_request  # noqa: E402
+from autograder.plan import timing_request as _timing_request  # noqa: E402
 from autograder.timing import self_check_problem, verdict  # noqa: E402
 
 

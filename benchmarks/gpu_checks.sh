@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's GPU checks, for the `device` machine (or any machine with an NVIDIA GPU).
 # Usage: [STEPS="latency solutions preflight fidelity hints pytest class throughput"] bash benchmarks/gpu_checks.sh [OUTDIR]
+#        STEPS=speed bash benchmarks/gpu_checks.sh [OUTDIR]   # issue 13's table (long: not a default step)
 # Prints a short table last.
 # On the device machine, carry a numpy 2.4 wheel in .whl/ (the image's numpy 2.5 breaks numba-cuda).
 set -uo pipefail
@@ -74,6 +75,11 @@ fi
 if [ -n "${THROUGHPUT_N:-}" ]; then
   run_check throughput python3 benchmarks/throughput.py --n "$THROUGHPUT_N" --device gpu --workers-per-gpu "${WORKERS_PER_GPU:-4}" ${THROUGHPUT_ARGS:-} --out "$OUT_DIR/throughput.json"
 fi
+
+# 7. Grading speed (issue 13; benchmarks/speed.py): the fresh-Python floor, one grading with a
+#    cold and a warm preflight cache, with and without the sanitizer, `solutions`, and a class of
+#    SPEED_CLASS_N on one GPU and (when visible) two. Its markdown table is the output's end.
+run_check speed python3 benchmarks/speed.py --device gpu --runs "${SPEED_RUNS:-5}" --class-n "${SPEED_CLASS_N:-300}" --workers-per-gpu "${WORKERS_PER_GPU:-4}" --out "$OUT_DIR/speed.json"
 
 echo
 echo "| check | result |"

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder import exercises, harness  # noqa: E402
-from autograder.grader import _timing_request, solution_path  # noqa: E402
+from autograder.exercises import solution_path  # noqa: E402
+from autograder.plan import timing_request as _timing_request  # noqa: E402
 from autograder.timing import l2_flusher  # noqa: E402
 
 

@@ -1,8 +1,10 @@
 """The Gradescope bundle, used the way Gradescope uses it: ``autograder gradescope build`` makes
 the zip; it is unpacked into a folder laid out like the container (``source/``,
 ``run_autograder``, ``submission/``, ``results/``) and ``run_autograder`` grades into
-``results/results.json``, with the root and the Python (this venv's, setup.sh's installs are
-not run here) pointed at the test's folder."""
+``results/results.json``, with the root pointed at the test's folder and the Python a fresh
+venv with the bundle's wheel installed by pip, as setup.sh does (its dependencies come from
+this venv: :func:`test_packaging.install`). The wheel carries no solution: the grader finds it
+in the bundle's ``solutions/`` through ``$KERNELGRADE_SOLUTIONS``, which run_autograder sets."""
 
 from __future__ import annotations
 
@@ -23,8 +25,10 @@ import pytest
 from autograder import exercises
 from autograder.errors import GraderSetupError
 from autograder.gradescope import run as gs_run
+from autograder.gradescope.bundle import pinned
 
-from conftest import FILES, ROOT, EXERCISES, TEST_DEVICE
+from conftest import ROOT, EXERCISES, TEST_DEVICE
+from test_packaging import install
 
 EXERCISE = "tiled_matmul"
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -65,6 +69,16 @@ def bundle(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def installed(bundle, tmp_path_factory) -> str:
+    """The python of a venv with the bundle's wheel installed (pip, --no-deps)."""
+    where = tmp_path_factory.mktemp("image")
+    with zipfile.ZipFile(bundle) as z:
+        [wheel] = [n for n in z.namelist() if n.endswith(".whl")]
+        z.extract(wheel, where)
+    return str(install(where / "venv", where / wheel))
+
+
 def container(bundle: Path, where: Path, submission: dict[str, str | bytes]) -> Path:
     """``where/autograder`` laid out as Gradescope does: the zip in source/, run_autograder
     copied to the root, the student's files in submission/."""
@@ -81,9 +95,10 @@ def container(bundle: Path, where: Path, submission: dict[str, str | bytes]) -> 
     return root
 
 
-def run_autograder(root: Path, python: str = sys.executable, device: str = TEST_DEVICE):
-    env = dict(os.environ, KERNELGRADE_GRADESCOPE_ROOT=str(root),
-               KERNELGRADE_GRADESCOPE_PYTHON=python, KERNELGRADE_DEVICE=device)
+def run_autograder(root: Path, python: str, device: str = TEST_DEVICE):
+    env = {k: v for k, v in os.environ.items() if k != exercises.SOLUTIONS_ENV}
+    env.update(KERNELGRADE_GRADESCOPE_ROOT=str(root), KERNELGRADE_GRADESCOPE_PYTHON=python,
+               KERNELGRADE_DEVICE=device)
     proc = subprocess.run([str(root / "run_autograder")], cwd=root, env=env,
                           capture_output=True, text=True, timeout=600)
     results = json.loads((root / "results" / "results.json").read_text())
@@ -102,22 +117,30 @@ def test_bundle_has_what_gradescope_needs(bundle, tmp_path):
                               text=True)
         assert proc.returncode == 0, proc.stderr
     setup = (tmp_path / "setup.sh").read_text()
-    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    for pin in pins:
-        assert shlex.quote(pin) in setup, f"setup.sh does not install {pin}"
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for dep in deps:  # the versions this grader runs, exactly
+        assert "==" in pinned(dep), f"{dep} is not installed here"
+        assert shlex.quote(pinned(dep)) in setup, f"setup.sh does not install {pinned(dep)}"
     [wheel] = [n for n in names if n.endswith(".whl")]
     assert wheel in setup and "--no-deps" in setup
     with zipfile.ZipFile(tmp_path / wheel) as w:
         files = set(w.namelist())
         meta = w.read(next(n for n in files if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = w.read(next(n for n in files if n.endswith("entry_points.txt"))).decode()
-    # the instructor solutions travel with the package (the grader times against them)
-    assert "autograder/solutions/tiled_matmul.py" in files
+    # the wheel is what a student installs: the definition, no solution or known-bad code
+    assert f"autograder/exercises/{EXERCISE}/exercise.py" in files
     assert "autograder/gradescope/run.py" in files
+    assert not any(n.endswith("/solution.py") or "/mutants/" in n for n in files)
     assert not any("__pycache__" in n or n.startswith("tests/") for n in files)
     assert [ln.split(": ", 1)[1] for ln in meta.splitlines()
-            if ln.startswith("Requires-Dist")] == pins
+            if ln.startswith("Requires-Dist")] == deps
     assert "autograder = autograder.cli:app" in entry_points
+    # the instructor solution travels beside the wheel (the grader times against it)
+    solution = tmp_path / "solutions" / EXERCISE / "solution.py"
+    assert solution.read_bytes() == (EXERCISES / EXERCISE / "solution.py").read_bytes()
+    assert not [n for n in names if n.startswith("solutions/") and EXERCISE not in n]
+    assert f'{exercises.SOLUTIONS_ENV}="$ROOT/source/solutions"' in (
+        tmp_path / "run_autograder").read_text()
 
 
 def _spec_and_pending(results: dict) -> float:
@@ -136,10 +159,10 @@ def _spec_and_pending(results: dict) -> float:
     return pending
 
 
-def test_instructor_solution_gets_every_point_it_can_earn_here(bundle, tmp_path):
+def test_instructor_solution_gets_every_point_it_can_earn_here(bundle, installed, tmp_path):
     root = container(bundle, tmp_path, {"tiled_matmul.py": (EXERCISES / "tiled_matmul" / "solution.py")
                                         .read_text(), "notes.txt": "my notes"})
-    proc, results = run_autograder(root)
+    proc, results = run_autograder(root, installed)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _spec_and_pending(results)
     for t in results["tests"]:
@@ -148,14 +171,14 @@ def test_instructor_solution_gets_every_point_it_can_earn_here(bundle, tmp_path)
     assert "tiled_matmul" in proc.stdout  # the console report, for the instructor's stdout
 
 
-def test_mutant_notebook_loses_points_and_says_why(bundle, tmp_path):
+def test_mutant_notebook_loses_points_and_says_why(bundle, installed, tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("My tiled matmul"), nbformat.v4.new_code_cell(
         (EXERCISES / EXERCISE / "mutants" / "naive.py").read_text())]
     root = container(bundle, tmp_path, {"hw/01_tiled_matmul.ipynb": nbformat.writes(nb),
                                         "hw/.ipynb_checkpoints/old-checkpoint.ipynb": "{}",
                                         "hw/helpers.py": "x = 1\n"})
-    proc, results = run_autograder(root)
+    proc, results = run_autograder(root, installed)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _spec_and_pending(results)
     concept = next(t for t in results["tests"] if t["name"].startswith("concept"))
@@ -165,9 +188,9 @@ def test_mutant_notebook_loses_points_and_says_why(bundle, tmp_path):
     assert "01_tiled_matmul.ipynb" in proc.stdout
 
 
-def test_no_submission_file_is_a_zero_with_a_message(bundle, tmp_path):
+def test_no_submission_file_is_a_zero_with_a_message(bundle, installed, tmp_path):
     root = container(bundle, tmp_path, {"report.pdf": b"%PDF-1.4"})
-    proc, results = run_autograder(root)
+    proc, results = run_autograder(root, installed)
     assert proc.returncode == 0, proc.stderr
     check_spec(results)
     assert results["score"] == 0
@@ -175,14 +198,27 @@ def test_no_submission_file_is_a_zero_with_a_message(bundle, tmp_path):
     assert "report.pdf" in results["output"]
 
 
-def test_grader_setup_fault_is_not_a_zero(bundle, tmp_path):
+def test_grader_setup_fault_is_not_a_zero(bundle, installed, tmp_path):
     root = container(bundle, tmp_path, {"tiled_matmul.py": "TILE_WIDTH = 16\n"})
-    proc, results = run_autograder(root, device="quantum")  # a misconfigured bundle
+    proc, results = run_autograder(root, installed, device="quantum")  # a misconfigured bundle
     assert proc.returncode == GraderSetupError.exit_code
     check_spec(results)
     assert "score" not in results and all("score" not in t for t in results["tests"])
     assert "not your score" in results["output"] and "quantum" in results["output"]
     assert results["extra_data"]["grader_failed"] is True
+
+
+def test_missing_solution_is_a_setup_fault_not_a_zero(bundle, installed, tmp_path):
+    """A bundle whose solutions/ is gone: the installed wheel has none, so the grader stops
+    (exit 2, no score) and names $KERNELGRADE_SOLUTIONS; the student gets no zero."""
+    root = container(bundle, tmp_path, {"tiled_matmul.py": (EXERCISES / EXERCISE / "solution.py")
+                                        .read_text()})
+    shutil.rmtree(root / "source" / "solutions")
+    proc, results = run_autograder(root, installed, device="sim")
+    assert proc.returncode == GraderSetupError.exit_code, proc.stdout + proc.stderr
+    check_spec(results)
+    assert "score" not in results and results["extra_data"]["grader_failed"] is True
+    assert exercises.SOLUTIONS_ENV in results["output"] and "not your score" in results["output"]
 
 
 def test_missing_install_still_writes_results(bundle, tmp_path):

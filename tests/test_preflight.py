@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from autograder import exercises, grader, preflight, sandbox
 from autograder.cli import app
 from autograder.errors import GraderSetupError
+from autograder.results import ExerciseResult
 from autograder.sandbox import ChildRun
 from conftest import ROOT, EXERCISES, TEST_DEVICE
 
@@ -25,11 +26,14 @@ TRANSPOSE = EXERCISES / "transpose" / "solution.py"
 
 
 @pytest.fixture
-def fresh_preflight(monkeypatch):
-    """An empty preflight cache for this test (a failure it provokes must not stay cached);
+def fresh_preflight(monkeypatch, tmp_path):
+    """Empty preflight caches for this test, in this process and on disk (a failure it
+    provokes must not stay cached; a pass found on disk would skip the preflight it tests);
     preflights it started end before its monkeypatches are undone (on a GPU one runs beside
     the student's grading, which may raise first)."""
     monkeypatch.setattr(preflight, "_checks", {})
+    monkeypatch.setenv(preflight.CACHE_ENV, str(tmp_path / "kernelgrade-cache"))
+    monkeypatch.delenv(preflight.CACHE_SWITCH_ENV, raising=False)
     yield
     for future in list(preflight._checks.values()):
         future.exception(timeout=600)
@@ -195,6 +199,204 @@ def test_the_preflight_runs_once_for_many_threads(monkeypatch, fresh_preflight):
     assert runs == [("x", "sim")]
 
 
+# --- the preflight cache across processes ------------------------------------------------------
+
+_COUNT_SOLUTION_GRADINGS = """
+import sys
+from autograder import grader, preflight
+graded = []
+real = grader.grade
+grader.grade = lambda *a, **k: graded.append(str(a[0])) or real(*a, **k)
+preflight.check(sys.argv[1], sys.argv[2])
+print(len(graded))
+"""
+
+
+def test_a_passed_preflight_is_not_run_again_by_the_next_process(fresh_preflight, tmp_path):
+    """Two processes, one after the other: the first grades the instructor solution and keeps
+    the pass on disk; the second finds it and grades nothing. (If another engineer edits the
+    package between the two, the key changes and the second grades again: rerun.)"""
+    def solution_gradings() -> int:
+        out = subprocess.run([sys.executable, "-c", _COUNT_SOLUTION_GRADINGS, "occupancy",
+                              TEST_DEVICE], capture_output=True, text=True, cwd=ROOT,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return int(out.stdout.split()[-1])
+
+    assert solution_gradings() == 1
+    entries = list((tmp_path / "kernelgrade-cache" / "preflight").glob("*.json"))
+    assert len(entries) == 1
+    assert solution_gradings() == 0
+    out = _cli("grade", str(OCCUPANCY), "--exercise", "occupancy", "--device", TEST_DEVICE,
+               "--json")  # what a user runs: it grades, from the same cache
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert list((tmp_path / "kernelgrade-cache" / "preflight").glob("*.json")) == entries
+
+
+@pytest.fixture
+def counted(monkeypatch, fresh_preflight):
+    """The solution's grading replaced by a counter (a pass, or the errors queued in
+    ``fail``): returns the list of exercises it was called for."""
+    class Graded(list):
+        fail: list[Exception]
+
+    graded = Graded()
+    graded.fail = []
+
+    def fake(exercise, backend, sanitize):
+        graded.append(exercise)
+        if graded.fail:
+            raise graded.fail.pop(0)
+        return ExerciseResult(exercise, "solution.py", backend)
+
+    monkeypatch.setattr(preflight, "_grade_solution", fake)
+    return graded
+
+
+def _other_solution(monkeypatch, tmp_path):
+    changed = tmp_path / "solution.py"
+    changed.write_text(OCCUPANCY.read_text() + "\n# one more line\n")
+    monkeypatch.setattr(exercises, "solution_path", lambda ex: changed)
+
+
+def _other_numpy_in_children(monkeypatch, tmp_path):
+    folder = _fake_numpy(tmp_path, "other_version")
+    real = sandbox.import_path
+    monkeypatch.setattr(sandbox, "import_path", lambda: [str(folder), *real()])
+
+
+def _other_numpy_version(monkeypatch, tmp_path):
+    facts = preflight.package_facts()
+    other = {**facts, "numpy": {**facts["numpy"], "version": "1.0.0"}}
+    monkeypatch.setattr(preflight, "package_facts", lambda: other)
+
+
+def _other_python(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python3"))
+
+
+def _other_sandbox(monkeypatch, tmp_path):
+    monkeypatch.setenv("KERNELGRADE_SANDBOX", "off" if sandbox.sandbox_status().available
+                       else "require")
+
+
+def _numba_setting(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_OPT", "0")
+
+
+def _kernelgrade_source(monkeypatch, tmp_path):
+    monkeypatch.setattr(preflight, "_package_digest", lambda: "0" * 64)
+
+
+@pytest.mark.parametrize("change", [_other_solution, _other_numpy_in_children,
+                                    _other_numpy_version, _other_python, _other_sandbox,
+                                    _numba_setting, _kernelgrade_source],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_change_of_any_key_part_runs_the_preflight_again(counted, change, monkeypatch,
+                                                           tmp_path):
+    preflight._preflight("occupancy", "sim", True)
+    preflight._preflight("occupancy", "sim", True)
+    assert counted == ["occupancy"]
+    change(monkeypatch, tmp_path)
+    preflight._preflight("occupancy", "sim", True)
+    assert len(counted) == 2
+    preflight._preflight("occupancy", "sim", True)  # the new key's pass is kept too
+    assert len(counted) == 2
+
+
+def test_the_sanitize_choice_and_the_exercise_are_part_of_the_key(counted):
+    for exercise, sanitize in [("occupancy", True), ("occupancy", False), ("transpose", True),
+                               ("occupancy", True), ("transpose", True)]:
+        preflight._preflight(exercise, "sim", sanitize)
+    assert counted == ["occupancy", "occupancy", "transpose"]
+
+
+def test_a_failed_preflight_is_never_kept(counted, tmp_path):
+    counted.fail.append(GraderSetupError("preflight: the instructor solution of occupancy "
+                                         "gets 0/100"))
+    with pytest.raises(GraderSetupError):
+        preflight._preflight("occupancy", "sim", True)
+    assert not list((tmp_path / "kernelgrade-cache" / "preflight").glob("*.json"))
+    preflight._preflight("occupancy", "sim", True)  # graded again: now it passes
+    preflight._preflight("occupancy", "sim", True)
+    assert len(counted) == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage", "another key", "not passed", "a folder",
+                                    "unreadable bytes"])
+def test_a_corrupt_or_foreign_entry_is_ignored(counted, damage, tmp_path):
+    import json
+
+    preflight._preflight("occupancy", "sim", True)
+    [entry] = (tmp_path / "kernelgrade-cache" / "preflight").glob("*.json")
+    good = json.loads(entry.read_text())
+    if damage == "garbage":
+        entry.write_text('{"format": 1, "key": ')
+    elif damage == "another key":
+        entry.write_text(json.dumps({**good, "key": "0" * 64}))
+    elif damage == "not passed":
+        entry.write_text(json.dumps({**good, "verdict": "failed"}))
+    elif damage == "a folder":
+        entry.unlink()
+        entry.mkdir()
+    else:
+        entry.write_bytes(b"\xff\xfe\x00garbage")
+    preflight._preflight("occupancy", "sim", True)  # graded again, and no exception
+    assert len(counted) == 2
+    if damage != "a folder":  # replaced by a good entry
+        preflight._preflight("occupancy", "sim", True)
+        assert len(counted) == 2
+
+
+def test_the_cache_can_be_turned_off_or_be_unwritable(counted, monkeypatch, tmp_path):
+    monkeypatch.setenv(preflight.CACHE_SWITCH_ENV, "off")
+    preflight._preflight("occupancy", "sim", True)
+    preflight._preflight("occupancy", "sim", True)
+    assert len(counted) == 2 and not (tmp_path / "kernelgrade-cache").exists()
+    monkeypatch.delenv(preflight.CACHE_SWITCH_ENV)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(preflight.CACHE_ENV, str(blocker / "cache"))  # cannot be created
+    preflight._preflight("occupancy", "sim", True)  # no error: just no cache
+    assert len(counted) == 3
+
+
+def test_processes_missing_the_same_key_take_turns(monkeypatch, fresh_preflight):
+    """Workers that start together (a batch on a GPU) grade the solution once: the others
+    wait for its pass (a lock file per key) instead of grading it too."""
+    graded = []
+    first = threading.Event()
+
+    def slow(exercise, backend, sanitize):
+        graded.append(exercise)
+        first.set()
+        threading.Event().wait(0.5)  # the others arrive meanwhile
+        return ExerciseResult(exercise, "solution.py", backend)
+
+    monkeypatch.setattr(preflight, "_grade_solution", slow)
+    threads = [threading.Thread(target=preflight._preflight, args=("occupancy", "sim", True))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert graded == ["occupancy"]
+
+
+def test_the_key_names_the_gpu_it_was_made_on(monkeypatch):
+    """On a GPU the key holds every GPU's UUID, name, driver and compute capability; with
+    no answer from nvidia-smi nothing is cached."""
+    rows = [["0", "GPU-1234", "NVIDIA H100 80GB HBM3", "570.86.15", "9.0"]]
+    monkeypatch.setattr(preflight, "_gpu_facts", lambda: rows)
+    key, parts = preflight.fingerprint("occupancy", "gpu", True)
+    assert parts["gpus"] == rows and parts["device"] == "gpu"
+    monkeypatch.setattr(preflight, "_gpu_facts",
+                        lambda: [["0", "GPU-5678", "NVIDIA H200", "570.86.15", "9.0"]])
+    assert preflight.fingerprint("occupancy", "gpu", True)[0] != key
+    monkeypatch.setattr(preflight, "_gpu_facts", lambda: None)
+    assert preflight.fingerprint("occupancy", "gpu", True) is None
+
+
 # --- a child whose numpy is not the grader's ----------------------------------------------------
 
 def test_a_child_with_another_numpy_is_a_setup_error_not_a_zero(child_numpy_differs):
@@ -293,7 +495,7 @@ def test_a_child_reports_the_grader_s_own_packages(tmp_path):
     """The real setup passes the check: the child's first record names the same numpy, numba,
     numba-cuda and llvmlite (versions and folders) as the grader, whichever the sandbox."""
     from autograder import exercises
-    from autograder.grader import _make_cases, _request
+    from autograder.plan import make_cases as _make_cases, request as _request
 
     ex = exercises.get("occupancy")
     source = tmp_path / "submission.py"

@@ -181,7 +181,7 @@ def test_a_wrapper_runs_inside_the_child_and_writes_only_its_folder(tmp_path):
     """The hook compute-sanitizer needs: a command prefix inside the sandbox, and one folder it
     may write (its log), whichever the mode."""
     from autograder import exercises
-    from autograder.grader import _make_cases, _request
+    from autograder.plan import make_cases as _make_cases, request as _request
     from conftest import EXERCISES
 
     ex = exercises.get("occupancy")

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from autograder import exercises, grader, self_check
+from autograder import children, exercises, grader, judge_cases, plan, self_check
 from autograder.cli import app
-from autograder.grader import _passed_every_case, _spoils_timing, _TimingChild
+from autograder.children import TimingChild as _TimingChild
+from autograder.judge_cases import passed_every_case as _passed_every_case
+from autograder.judge_cases import spoils_timing as _spoils_timing
 from autograder.results import ExerciseResult
 from autograder.sandbox import ChildRun, Limits
 from autograder.submission import load_source
@@ -58,7 +60,7 @@ def _tiled_run(cases, wrong=(), missing=(), extra=()):
 @pytest.fixture(scope="module")
 def tiled():
     ex = exercises.get("tiled_matmul")
-    cases = [c for c in grader._make_cases(ex, 7) if c.spec.params["width"] <= 33]
+    cases = [c for c in plan.make_cases(ex, 7) if c.spec.params["width"] <= 33]
     return ex, load_source(exercises.solution_path(ex)), cases
 
 
@@ -68,7 +70,7 @@ def test_passed_every_case_only_for_correct_outputs(tiled):
     assert _passed_every_case(ex, source, good, cases)
     # Outputs for every case, one of them wrong: the old rule (ran every case) would time it.
     _, one_wrong = _tiled_run(cases, wrong={cases[-1].id})
-    assert grader._ran_every_case(one_wrong, cases)
+    assert judge_cases.ran_every_case(one_wrong, cases)
     assert not _passed_every_case(ex, source, one_wrong, cases)
     _, short = _tiled_run(cases, missing={cases[0].id})
     assert not _passed_every_case(ex, source, short, cases)
@@ -108,8 +110,8 @@ class _FakeTimingChild:
 @pytest.fixture
 def fake_child(monkeypatch, tmp_path):
     fake = _FakeTimingChild()
-    monkeypatch.setattr(grader, "run_child", fake)
-    monkeypatch.setattr(grader.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
+    monkeypatch.setattr(children, "run_child", fake)
+    monkeypatch.setattr(children.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
     return fake
 
 
@@ -158,7 +160,7 @@ def test_solutions_prints_a_progress_line_per_exercise(monkeypatch, jobs):
     def fake_check(name, path, device, seed=None):
         graded.append((name, path.name))
         ok = not (name == "block_sum" and path.name == "no_bound_check.py")
-        return self_check.CheckRow(name, f"x/{path.name}", "?", "0/100", ok, 0.5, "sim")
+        return self_check.CheckRow(name, f"x/{name}/{path.name}", "?", "0/100", ok, 0.5, "sim")
 
     monkeypatch.setattr(self_check, "check_submission", fake_check)
     result = CliRunner().invoke(app, ["solutions", "--device", "sim", "-e", "tiled_matmul",
@@ -170,12 +172,13 @@ def test_solutions_prints_a_progress_line_per_exercise(monkeypatch, jobs):
     assert len(lines) == 2 and len(graded) == n_tm + n_bs
     assert any(ln.endswith(f"tiled_matmul: {n_tm} graded, all ok, {0.5 * n_tm:.1f} s on sim")
                for ln in lines), lines
-    assert any(f"block_sum: {n_bs} graded, 1 WRONG (x/no_bound_check.py)" in ln
+    assert any(f"block_sum: {n_bs} graded, 1 WRONG (x/block_sum/no_bound_check.py)" in ln
                for ln in lines), lines
     assert {ln[:5] for ln in lines} == {"[1/2]", "[2/2]"}
     # the table stays, in exercise order, each exercise's solution first
     assert "Instructor solutions and known-bad submissions" in result.stdout
-    assert result.stdout.index("x/tiled_matmul.py") < result.stdout.index("x/block_sum.py")
+    assert (result.stdout.index("x/tiled_matmul/solution.py")
+            < result.stdout.index("x/block_sum/solution.py"))
     assert "1 wrong verdict(s)" in result.stdout
 
 
@@ -252,10 +255,10 @@ def test_a_gpu_grading_stops_the_timing_child_at_its_first_errored_case(monkeypa
         record({"type": "done"})
         return run
 
-    monkeypatch.setattr(grader, "run_child", fake_run_child)
-    monkeypatch.setattr(grader.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
+    monkeypatch.setattr(children, "run_child", fake_run_child)
+    monkeypatch.setattr(children.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
     path = exercises.solution_path(ex)
-    result = grader._grade_source(ex, load_source(path), "gpu", grader._make_cases(ex, 1),
+    result = grader._grade_source(ex, load_source(path), "gpu", plan.make_cases(ex, 1),
                                   grader.default_limits("gpu"),
                                   ExerciseResult(ex.name, str(path), "gpu", seed=1), False)
     assert seen == {"stopped at the first error": True}

@@ -42,3 +42,13 @@ def test_self_check_flags_an_unstable_gpu_and_accepts_a_stable_one():
     assert self_check_problem(_noisy(1.0, 20, 0.01, 5), _noisy(1.0, 20, 0.01, 6)) is None
     problem = self_check_problem([1.2] * 10, [1.0] * 10)
     assert problem is not None and "1.200" in problem
+
+
+def test_the_instructor_solution_is_run_with_the_students_constants(tmp_path):
+    """A constant derived from the student's (a tile of BLOCK_SIZE + 14 elements) follows it:
+    the instructor's kernel is timed at the student's sizes, never with a stale tile."""
+    from autograder.child_timing import import_solution
+
+    text = "BLOCK_SIZE = 256\nWIDTH = 15\nTILE = BLOCK_SIZE + WIDTH - 1\nOTHER = 3\n"
+    module = import_solution(str(tmp_path / "s.py"), {"BLOCK_SIZE": 512}, text)
+    assert (module.BLOCK_SIZE, module.TILE, module.OTHER) == (512, 526, 3)

@@ -121,6 +121,9 @@ class Timing:
     full points at ``ratio <= full_ratio`` (student time / instructor time), none above
     ``zero_ratio``, linear in between. Sampling (see :mod:`autograder.timing`) takes at least
     ``min_rounds`` rounds and stops at 1 % relative standard error or after ``budget_s`` seconds.
+    ``work(params) -> (amount, unit)`` says what one launch does, for the report's achieved
+    throughput: (GFLOP, ``"GFLOP/s"``) for a compute-bound kernel, (GB moved to and from DRAM,
+    ``"GB/s"``) for a memory-bound one; None: not shown.
     """
 
     params: dict
@@ -129,6 +132,7 @@ class Timing:
     zero_ratio: float = 2.0
     min_rounds: int = 10
     budget_s: float = 8.0
+    work: Callable[[dict], tuple[float, str]] | None = None
 
 
 @dataclass(frozen=True)

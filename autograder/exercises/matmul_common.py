@@ -14,6 +14,7 @@ TILING_CONCEPT = Concept(
         "has a barrier after loading a tile and another before overwriting it"
     ),
     points=15.0,
+    summary="tiles in shared memory with barriers",
     min_shared_bytes=8,
     min_barriers=2,
 )

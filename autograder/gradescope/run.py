@@ -129,8 +129,9 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
 
 
 def check(exercise: str) -> int:
-    """Setup-time check (setup.sh): the exercise exists and its instructor solution is
-    installed. Prints what it found; returns 0, or 2 with the cause."""
+    """Setup-time check (setup.sh): the exercise exists and its instructor solution is found
+    (``$KERNELGRADE_SOLUTIONS``: the bundle's ``solutions/``). Prints what it found; returns 0,
+    or 2 with the cause."""
     from ..exercises import solution_path
 
     try:
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default=os.environ.get("KERNELGRADE_DEVICE", "auto"),
                     help="auto (GPU if there is one), gpu or sim.")
     ap.add_argument("--check", action="store_true",
-                    help="Only check that the exercise and its solution are installed.")
+                    help="Only check that the exercise and its solution are found.")
     args = ap.parse_args(argv)
     if args.check:
         return check(args.exercise)

@@ -1,10 +1,11 @@
-"""A wheel of the running ``kernelgrade`` (the ``autograder`` package with its instructor
-solutions as ``autograder.solutions``), for the Gradescope bundle to install with no access to
-our repository.
+"""A wheel of the running ``kernelgrade`` (the ``autograder`` package, as ``pip wheel .``
+would pack it: no instructor solution, no known-bad submission), for the Gradescope bundle to
+install with no access to our repository. The bundle carries the instructor solution beside
+it (:func:`solution_files`; :mod:`autograder.gradescope.bundle`).
 
 It is packed from the package this process imported, so it works from a source checkout (the
-solutions then come from ``solutions/`` beside the package, as in pyproject.toml's package-dir)
-and from a ``pip install .`` (they are inside the package). The pinned dependencies, version and
+packages and package data that pyproject.toml lists) and from a ``pip install`` (the installed
+files). Either way :func:`_instructor_only` files are left out. The dependencies, version and
 console script come from pyproject.toml in a checkout, else from the installed distribution's
 metadata (which pip wrote from that same pyproject.toml).
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import autograder
+from .. import exercises
 
 DIST = "kernelgrade"
 PACKAGE_DIR = Path(autograder.__file__).resolve().parent
@@ -28,9 +30,9 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 @dataclass(frozen=True)
 class Project:
-    """What the wheel's metadata says: ``requires`` are the pinned runtime dependencies
-    (``"numpy==2.4.6"``, no extras' dependencies), ``scripts`` maps a console command to its
-    ``module:object``."""
+    """What the wheel's metadata says: ``requires`` are the runtime dependencies as
+    pyproject.toml states them (``"numpy~=2.4.6"``, no extras' dependencies), ``scripts`` maps a
+    console command to its ``module:object``."""
 
     name: str
     version: str
@@ -68,35 +70,56 @@ def project() -> Project:
                    meta.get("Requires-Python", ""), requires, scripts)
 
 
-def solutions_dir() -> Path:
-    """The instructor solutions: ``solutions/`` of a checkout, else the installed
-    ``autograder/solutions``. Raises ``FileNotFoundError`` when there are none."""
-    d = PACKAGE_DIR.parent / "solutions" if _checkout_pyproject() else PACKAGE_DIR / "solutions"
-    if (d / "__init__.py").is_file():
-        return d
-    raise FileNotFoundError(f"no instructor solutions beside or inside {PACKAGE_DIR}")
+def solution_files(exercise: str) -> dict[str, bytes]:
+    """``{"solutions/<exercise>/solution.py": bytes}``: the exercise's instructor solution, as
+    :func:`autograder.exercises.solution_path` finds it (a checkout's exercise folder, else
+    ``$KERNELGRADE_SOLUTIONS``), laid out as ``$KERNELGRADE_SOLUTIONS`` expects. Raises
+    ``FileNotFoundError`` (naming the variable) when there is none."""
+    path = exercises.solution_path(exercise)
+    return {f"solutions/{exercise}/{exercises.SOLUTION}": path.read_bytes()}
 
 
-def _files(top: Path) -> list[Path]:
-    """Files under ``top``, without caches, compiled files and hidden files."""
-    def kept(p: Path) -> bool:
-        parts = p.relative_to(top).parts
-        return not any(part.startswith((".", "__pycache__")) for part in parts) \
-            and p.suffix not in (".pyc", ".pyo")
-    return sorted(p for p in top.rglob("*") if p.is_file() and kept(p))
+def _instructor_only(rel: Path) -> bool:
+    """True for a package file (``rel``: relative to the package) students must never get: an
+    exercise's instructor solution or known-bad submissions."""
+    parts = rel.parts
+    return (len(parts) >= 3 and parts[0] == "exercises"
+            and (parts[2] == exercises.MUTANTS or parts[-1] == exercises.SOLUTION))
+
+
+def _kept(rel: Path) -> bool:
+    return not any(part.startswith((".", "__pycache__")) for part in rel.parts) \
+        and rel.suffix not in (".pyc", ".pyo") and not _instructor_only(rel)
+
+
+def _checkout_files(pyproject: Path) -> list[Path]:
+    """The package files setuptools puts in a wheel, by pyproject.toml's ``[tool.setuptools]``
+    ``packages`` (each one's ``*.py``) and ``package-data`` (globs in each package)."""
+    import tomllib
+
+    tool = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]
+    data = tool.get("package-data", {})
+    found: set[Path] = set()
+    for package in tool["packages"]:
+        folder = PACKAGE_DIR.parent.joinpath(*package.split("."))
+        found.update(folder.glob("*.py"))
+        for pattern in data.get(package, []):
+            found.update(folder.glob(pattern))
+    return sorted(found)
 
 
 def _contents() -> dict[str, bytes]:
-    """Archive name → bytes of every package file, the solutions under autograder/solutions/."""
-    sols = solutions_dir()
+    """Archive name → bytes of every package file (:func:`_checkout_files` in a checkout, the
+    installed files otherwise), less caches and :func:`_instructor_only` files."""
+    pyproject = _checkout_pyproject()
+    files = (_checkout_files(pyproject) if pyproject is not None
+             else [p for p in PACKAGE_DIR.rglob("*")])
     out = {}
-    for f in _files(PACKAGE_DIR):
-        if sols == PACKAGE_DIR / "solutions" or f.parent != PACKAGE_DIR / "solutions":
-            out["autograder/" + f.relative_to(PACKAGE_DIR).as_posix()] = f.read_bytes()
-    if sols != PACKAGE_DIR / "solutions":
-        for f in _files(sols):
-            out["autograder/solutions/" + f.relative_to(sols).as_posix()] = f.read_bytes()
-    return out
+    for f in files:
+        rel = f.relative_to(PACKAGE_DIR)
+        if f.is_file() and _kept(rel):
+            out["autograder/" + rel.as_posix()] = f.read_bytes()
+    return dict(sorted(out.items()))
 
 
 def _metadata(p: Project) -> str:
@@ -115,9 +138,9 @@ def _record_line(name: str, data: bytes) -> str:
 
 def build_wheel(out_dir: Path) -> Path:
     """Write ``<out_dir>/kernelgrade-<version>-py3-none-any.whl`` (PEP 427: pure Python, the
-    ``autograder`` package, its solutions, METADATA with the pinned ``Requires-Dist``, the
-    console script) and return its path. Raises ``LookupError`` / ``FileNotFoundError`` (see
-    :func:`project`, :func:`solutions_dir`)."""
+    ``autograder`` package without instructor solutions or known-bad submissions, METADATA with
+    pyproject.toml's ``Requires-Dist``, the console script) and return its path. Raises
+    ``LookupError`` (see :func:`project`)."""
     p = project()
     info = f"{p.name}-{p.version}.dist-info"
     files = _contents()

@@ -1,9 +1,10 @@
-"""Write an nbgrader course directory for the assignments of this repository.
+"""Write an nbgrader course directory for the exercises of this kernelgrade.
 
 ``autograder course build DIR`` (see :func:`build_course`) makes::
 
     DIR/nbgrader_config.py           database, device, how notebooks are graded (CONFIG_TEMPLATE)
-    DIR/source/<assignment>/...      the instructor notebooks, copied from assignments/
+    DIR/source/<assignment>/<name>.ipynb   the instructor notebooks, built at build time from the
+                                     exercise folders (:mod:`autograder.nbgrader.authoring`)
     DIR/submitted/<student>/<assignment>/...   only with --submitted (e.g. examples/submitted)
     DIR/README.md                    the nbgrader commands, in order
 
@@ -23,24 +24,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Sequence
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from .. import exercises
+from ..exercises.base import Exercise
+from . import notebook as nbb
+from .authoring import AuthoringError, build_source_notebook, notebook_file
 
-
-def _assignments_dir() -> Path:
-    """``assignments/`` of a source checkout, else the installed copy
-    (``autograder.assignments``)."""
-    in_checkout = PROJECT_ROOT / "assignments"
-    if in_checkout.is_dir():
-        return in_checkout
-    from importlib import resources
-    try:
-        return Path(str(resources.files("autograder.assignments")))
-    except ModuleNotFoundError:
-        return in_checkout
-
-
-ASSIGNMENTS_DIR = _assignments_dir()
 DEVICES = ("auto", "gpu", "sim")
 
 #: ``c.Autograde.autograde_preprocessors``: nbgrader 0.9.6's list with our grading in Execute's
@@ -107,7 +97,9 @@ MODE_COMMENTS = {
 README_TEMPLATE = """\
 # {course_id}: nbgrader course
 
-Written by `autograder course build` from the notebooks in `assignments/` of kernelgrade.
+Written by `autograder course build`: each `source/` notebook is built from its exercise's
+folder in kernelgrade (`autograder/exercises/<name>/`: `notebook.py`, `exercise.py` and the
+instructor `solution.py`).
 Run the commands below in this folder, with the Python environment where kernelgrade and
 nbgrader are installed (`pip install -e '.[nbgrader]'`) *activated*: nbgrader runs `alembic` from
 `PATH`, and nbgrader must be able to `import autograder`.
@@ -148,22 +140,53 @@ class CourseError(Exception):
     """The course directory cannot be written (the message says why)."""
 
 
-def assignment_names(assignments_dir: Path = ASSIGNMENTS_DIR) -> list[str]:
-    """The assignment folders of ``assignments_dir`` that hold at least one notebook, sorted."""
-    return sorted(p.name for p in Path(assignments_dir).iterdir()
-                  if p.is_dir() and any(p.glob("*.ipynb")))
+def course_exercises(names: Sequence[str] | None = None) -> list[Exercise]:
+    """The exercises of a course, in course order (:attr:`Exercise.number`): every registered
+    exercise, or those in ``names``. Raises :class:`CourseError` for an unknown name or an
+    empty list."""
+    if names is None:
+        chosen = exercises.all_exercises()
+    else:
+        try:
+            wanted = {exercises.get(n).name for n in names}
+        except exercises.UnknownExercise as exc:
+            raise CourseError(str(exc)) from None
+        chosen = [ex for ex in exercises.all_exercises() if ex.name in wanted]
+    if not chosen:
+        raise CourseError("no exercises for the course")
+    return chosen
 
 
-def build_course(directory: str | Path, *, assignments_dir: str | Path = ASSIGNMENTS_DIR,
+def source_notebooks(names: Sequence[str] | None = None) -> dict[Path, str]:
+    """``{source/<assignment>/<name>.ipynb (relative): notebook JSON}`` of the course's
+    exercises (:func:`course_exercises`), built from their folders.
+
+    Raises :class:`CourseError` for a folder whose ``notebook.py`` cannot be built, and
+    :class:`autograder.errors.GraderSetupError` when an instructor solution is missing (an
+    installed kernelgrade without ``$KERNELGRADE_SOLUTIONS``).
+    """
+    found = {}
+    for ex in course_exercises(names):
+        try:
+            nb = build_source_notebook(ex.name)
+        except AuthoringError as exc:
+            raise CourseError(f"cannot build the notebook of {ex.name}: {exc}") from None
+        found[Path("source") / ex.assignment / notebook_file(ex.name)] = nbb.dumps(nb)
+    return found
+
+
+def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
                  course_id: str = "kernelgrade", device: str = "auto",
                  cell_timeout: int = 120, run_notebooks: bool = False,
                  allow_provisional: bool = False,
                  submitted: str | Path | None = None, force: bool = False) -> Path:
     """Write an nbgrader course directory at ``directory``; returns its absolute path.
 
-    ``assignments_dir``: folders of source notebooks (``assignments/<nn_name>/``), copied to
-    ``source/``. ``device``: where students' kernels are graded (``auto``, ``gpu`` or ``sim``;
-    ``sim`` also makes notebooks run by nbgrader use Numba's CUDA simulator).
+    ``names``: the exercises (default: every registered one); each becomes the assignment
+    ``EXERCISE.assignment`` (``01_tiled_matmul``) with its source notebook built from its folder
+    (:func:`source_notebooks`). ``device``: where students' kernels are graded (``auto``,
+    ``gpu`` or ``sim``; ``sim`` also makes notebooks run by nbgrader use Numba's CUDA
+    simulator).
     ``run_notebooks``: nbgrader runs each notebook in a kernel before it is graded (default: the
     notebook is never run; see :data:`NEVER_EXECUTE`). ``cell_timeout``: seconds before nbgrader
     interrupts a cell when it runs notebooks. ``allow_provisional``: store simulator grades
@@ -172,33 +195,32 @@ def build_course(directory: str | Path, *, assignments_dir: str | Path = ASSIGNM
     ``examples/submitted``).
 
     Raises :class:`CourseError` when ``directory`` already has a ``source/`` or
-    ``nbgrader_config.py`` and ``force`` is False, when there are no assignments, or for a bad
-    device or timeout.
+    ``nbgrader_config.py`` and ``force`` is False, for an unknown exercise or a notebook that
+    cannot be built, or for a bad device or timeout; and
+    :class:`autograder.errors.GraderSetupError` when the instructor solutions are missing (set
+    ``$KERNELGRADE_SOLUTIONS``). Nothing is written then.
     """
     if device not in DEVICES:
         raise CourseError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     if cell_timeout <= 0:
         raise CourseError("the cell timeout must be a positive number of seconds")
     root = Path(directory).resolve()
-    src = Path(assignments_dir)
-    names = assignment_names(src) if src.is_dir() else []
-    if not names:
-        raise CourseError(f"no assignment folders with notebooks in {src}")
     existing = [p for p in (root / "source", root / "nbgrader_config.py") if p.exists()]
     if existing and not force:
         raise CourseError(f"{root} already holds a course ({existing[0].name}); "
                           "pass --force to overwrite it")
+    if submitted is not None and not Path(submitted).is_dir():
+        raise CourseError(f"{submitted} is not a folder of submitted/<student>/<assignment>/")
+    notebooks = source_notebooks(names)  # all built before anything is written
     root.mkdir(parents=True, exist_ok=True)
     if (root / "source").exists():
         shutil.rmtree(root / "source")
-    for name in names:
-        shutil.copytree(src / name, root / "source" / name,
-                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    for rel, text in notebooks.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    assignments = [rel.parts[1] for rel in notebooks]
     if submitted is not None:
-        sub = Path(submitted)
-        if not sub.is_dir():
-            raise CourseError(f"{sub} is not a folder of submitted/<student>/<assignment>/")
-        shutil.copytree(sub, root / "submitted", dirs_exist_ok=True,
+        shutil.copytree(Path(submitted), root / "submitted", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     sim_line = ('os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # notebooks run on the '
                 'simulator\n' if device == "sim" else "")
@@ -209,7 +231,7 @@ def build_course(directory: str | Path, *, assignments_dir: str | Path = ASSIGNM
         preprocessors="".join(f"    {p!r},\n" for p in steps),
         allow_provisional=bool(allow_provisional)), encoding="utf-8")
     (root / "README.md").write_text(README_TEMPLATE.format(
-        course_id=course_id, assignments=", ".join(names), device=device,
+        course_id=course_id, assignments=", ".join(assignments), device=device,
         mode_text=MODE_TEXTS[bool(run_notebooks)].format(cell_timeout=int(cell_timeout)),
         provisional_text=PROVISIONAL_TEXTS[bool(allow_provisional)]), encoding="utf-8")
     return root

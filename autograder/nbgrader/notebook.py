@@ -1,8 +1,8 @@
 """Build nbgrader *source* notebooks: cells with nbgrader's metadata (format version 3).
 
-Used by ``assignments/make_notebooks.py`` (the instructor notebooks) and by
-``examples/make_class.py`` (students' copies). The cell kinds are the ones nbgrader's "Create
-Assignment" toolbar makes:
+Used by :mod:`autograder.nbgrader.authoring` (the instructor notebooks, built from the
+exercise folders) and by ``examples/make_class.py`` (students' copies). The cell kinds are the
+ones nbgrader's "Create Assignment" toolbar makes:
 
 * read-only markdown (``locked``): task text a student cannot change;
 * a solution cell (``solution``): the instructor's code between ``### BEGIN SOLUTION`` and

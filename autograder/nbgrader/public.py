@@ -18,9 +18,10 @@ The cell gives no grade (0 points): the stored grades come from the hidden tests
 (:mod:`autograder.nbgrader.preprocessor`).
 
 What the output never shows: hidden cases (their sizes or labels), points, the secret seed and
-the timing test (which needs the instructor's solution and a GPU). Grading needs no
-instructor solution for a kernel exercise; ``occupancy`` compares with the instructor's
-values (see :func:`public_result`).
+the timing test (which needs the instructor's solution and a GPU). A public run needs no
+instructor solution, so it works from a student's ``pip install``: kernel exercises compare
+with the float64 reference, and ``occupancy``'s public cases carry their expected values in the
+definition (:data:`autograder.exercises.occupancy.exercise.PUBLIC_EXPECTED`).
 """
 
 from __future__ import annotations
@@ -67,34 +68,39 @@ def public_result(exercise: str, device: str | None = None,
     test; its ``seed`` is None (a public run's inputs are random each time). No compute-sanitizer
     run (too slow for a public test).
 
-    Raises ``ValueError`` for a bad ``device``, :class:`autograder.exercises.UnknownExercise`
-    for an unknown exercise, ``RuntimeError`` outside a Jupyter kernel when ``cells`` is not
-    given, and :class:`autograder.errors.GraderSetupError` for an exercise of plain functions
-    (``occupancy``) when no instructor solution is installed: its expected values are the
-    solution's. A problem in the student's code is never raised: it becomes a test with a
-    message.
+    No instructor solution is needed (a student's install has none). Raises ``ValueError``
+    for a bad ``device``, :class:`autograder.exercises.UnknownExercise` for an unknown
+    exercise, ``RuntimeError`` outside a Jupyter kernel when ``cells`` is not given, and
+    :class:`autograder.errors.GraderSetupError` when the grader cannot run here (``gpu``
+    without a GPU, a sandbox that imports other packages). A problem in the student's code is
+    never raised: it becomes a test with a message.
     """
-    from ..exercises import solution_path
-    from ..grader import grade, resolve_device  # imported late, as in cells.py
+    from ..grader import resolve_device  # imported late, as in cells.py
 
-    ex = exercises.get(exercise)
-    if ex.contract.functions:  # its expected values are the instructor solution's
-        try:
-            solution_path(ex)
-        except FileNotFoundError:
-            raise GraderSetupError(
-                f"the public tests of {exercise} compare your values with the instructor "
-                "solution's, which is not installed here (autograder.solutions)") from None
-    device = device or os.environ.get(DEVICE_ENV, "").strip() or "auto"
-    backend = resolve_device(device)
+    exercises.get(exercise)  # UnknownExercise before anything runs
+    backend = resolve_device(device or os.environ.get(DEVICE_ENV, "").strip() or "auto")
     if cells is None:
         cells = executed_cells()
     with tempfile.TemporaryDirectory(prefix="kernelgrade-public-") as tmp:
         path = Path(tmp) / f"{exercise}.ipynb"
         path.write_text(json.dumps(executed_notebook(list(cells))), encoding="utf-8")
-        result = grade(path, exercise, device=backend, limits=limits or PUBLIC_LIMITS[backend],
-                       sanitize=False, visibility="public")
+        result = public_file_result(path, exercise, device=backend, limits=limits)
     result.submission = "this notebook (the cells it ran, test cells left out)"
+    return result
+
+
+def public_file_result(submission: str | Path, exercise: str, device: str | None = None,
+                       limits: Limits | None = None) -> ExerciseResult:
+    """The public run of a submission file (``.py`` or ``.ipynb``), as :func:`public_result`
+    makes of a notebook's cells (``autograder grade --public``): the public ``correctness``
+    tests, the ``concept`` test and the ``diagnostic`` tests, seed None, no instructor solution
+    needed. Arguments and errors as for :func:`public_result`."""
+    from ..grader import grade, resolve_device  # imported late, as in cells.py
+
+    exercises.get(exercise)
+    backend = resolve_device(device or os.environ.get(DEVICE_ENV, "").strip() or "auto")
+    result = grade(submission, exercise, device=backend,
+                   limits=limits or PUBLIC_LIMITS[backend], sanitize=False, visibility="public")
     result.seed = None
     result.tests = [t for t in result.tests if t.kind in (Kind.CONCEPT, Kind.DIAGNOSTIC)
                     or (t.kind is Kind.CORRECTNESS and t.visibility == "public")]
@@ -118,7 +124,9 @@ def report(result: ExerciseResult) -> str:
         if t.kind is Kind.CONCEPT:
             lines.append(_line(t.name, t.status, t.message))
     diagnostics = [t for t in result.tests if t.kind is Kind.DIAGNOSTIC]
-    found = [t for t in diagnostics if t.status is not Status.PASSED]
+    # a finding fails its diagnostic; a performance hint is advice in a passed one
+    found = [t for t in diagnostics if t.status is not Status.PASSED
+             or (t.details or {}).get("hints")]
     for t in found:
         lines.append(_line(t.name, t.status, t.message))
     if diagnostics and not found:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import jinja2
 
+from .. import exercises
 from ..nbgrader.cellreport import part_rows, part_tests, part_title
 from ..results import ExerciseResult, Kind, Status, TestResult
 from . import charts
@@ -34,18 +35,14 @@ PEAKS = {
 
 
 def work(exercise: str, params: dict) -> tuple[float, str] | None:
-    """What one launch of ``exercise`` at ``params`` does: (GFLOP, "GFLOP/s") for a matmul,
-    (GB moved to and from DRAM, "GB/s") for a memory-bound kernel; None when unknown."""
-    if exercise == "tiled_matmul":
-        w = params["width"]
-        return 2.0 * w ** 3 / 1e9, "GFLOP/s"
-    if exercise == "matmul_any_size":
-        return 2.0 * params["m"] * params["n"] * params["k"] / 1e9, "GFLOP/s"
-    if exercise == "transpose":
-        return 2.0 * 4 * params["rows"] * params["cols"] / 1e9, "GB/s"
-    if exercise in ("block_sum", "block_scan"):
-        return (1 if exercise == "block_sum" else 2) * 4.0 * params["n"] / 1e9, "GB/s"
-    return None
+    """What one launch of ``exercise`` at ``params`` does, from its definition's
+    ``Timing.work``: (GFLOP, "GFLOP/s") or (GB moved to and from DRAM, "GB/s"); None when the
+    exercise does not say (or is unknown)."""
+    try:
+        timing = exercises.get(exercise).timing
+    except exercises.UnknownExercise:
+        return None
+    return timing.work(params) if timing and timing.work else None
 
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("autograder.report", "templates"),

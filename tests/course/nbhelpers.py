@@ -17,18 +17,25 @@ from pathlib import Path
 
 import pytest
 
+from autograder import exercises
+from autograder.nbgrader.authoring import notebook_file
+
 ROOT = Path(__file__).resolve().parents[2]
 TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
-#: assignment folder → (exercise, notebook); nbgrader autograde runs on the first two only
-ASSIGNMENTS = {"01_tiled_matmul": ("tiled_matmul", "tiled_matmul.ipynb"),
-               "02_matmul_any_size": ("matmul_any_size", "matmul_any_size.ipynb"),
-               "03_block_scan": ("block_scan", "block_scan.ipynb"),
-               "04_block_sum": ("block_sum", "block_sum.ipynb"),
-               "05_transpose": ("transpose", "transpose.ipynb"),
-               "06_grid_barrier": ("grid_barrier", "grid_barrier.ipynb"),
-               "07_occupancy": ("occupancy", "occupancy.ipynb"),
-               "08_grid_barrier_lockfree": ("grid_barrier_lockfree",
-                                            "grid_barrier_lockfree.ipynb")}
+#: assignment folder → (exercise, notebook), from the registry (``EXERCISE.assignment``), in
+#: course order; nbgrader autograde runs on the first two only
+ASSIGNMENTS = {ex.assignment: (ex.name, notebook_file(ex.name))
+               for ex in exercises.all_exercises()}
+#: every registered exercise: the tests parametrize over these
+NAMES = exercises.names()
+
+
+def source_notebook(name: str):
+    """The nbgrader source notebook of exercise ``name``, built from its folder (as ``course
+    build`` writes it to ``source/<assignment>/``)."""
+    from autograder.nbgrader.authoring import build_source_notebook
+
+    return build_source_notebook(name)
 
 
 def expected_parts(ex) -> dict[str, float]:
@@ -114,7 +121,7 @@ def student_notebook(release_path: Path, student: str, assignment: str):
     make_class = load_script("examples/make_class.py")
     from autograder.nbgrader import notebook as nbb
 
-    _, code = make_class.STUDENTS[assignment][student]
+    code = make_class.student_code(student, assignment)
     return make_class.student_notebook(nbb.read(release_path), code)
 
 
@@ -131,13 +138,18 @@ def make_course(path: Path) -> Path:
     return course
 
 
-def submit(course: Path, student: str, assignment: str) -> Path:
+def submit(course: Path, student: str, assignment: str, code: str | None = None) -> Path:
     """Hand in the example class's notebook of ``student`` (made from this course's release
-    notebook) at ``submitted/<student>/<assignment>/``."""
+    notebook), or the release notebook with ``code`` in its solution cell, at
+    ``submitted/<student>/<assignment>/``."""
     from autograder.nbgrader import notebook as nbb
 
     nb_name = ASSIGNMENTS[assignment][1]
-    nb = student_notebook(course / "release" / assignment / nb_name, student, assignment)
+    release = course / "release" / assignment / nb_name
+    if code is None:
+        nb = student_notebook(release, student, assignment)
+    else:
+        nb = load_script("examples/make_class.py").student_notebook(nbb.read(release), code)
     dest = course / "submitted" / student / assignment / nb_name
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(nbb.dumps(nb), encoding="utf-8")

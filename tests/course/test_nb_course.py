@@ -8,28 +8,32 @@ import re
 import shutil
 
 import pytest
-from .nbhelpers import (ASSIGNMENTS, ROOT, TEST_DEVICE, expected_parts, load_script, nbgrader,
-                        scores, split_solution, submit, written_names)
+from .nbhelpers import (ASSIGNMENTS, NAMES, ROOT, TEST_DEVICE, expected_parts, load_script,
+                        nbgrader, scores, source_notebook, split_solution, submit,
+                        written_names)
 from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 from typer.testing import CliRunner
 
 from autograder import exercises
 from autograder.cli import app
+from autograder.errors import GraderSetupError
 from autograder.nbgrader import notebook as nbb
 from autograder.nbgrader.course import AFTER_EXECUTE, NEVER_EXECUTE, CourseError, build_course
 
-PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+PARAMS = pytest.mark.parametrize("name", NAMES)
 
 
 # --- building the course (no nbgrader run) ------------------------------------------------------
 
-def test_build_writes_config_and_copies_the_source_notebooks(tmp_path):
+def test_build_writes_config_and_the_source_notebooks_built_from_the_folders(tmp_path):
     root = build_course(tmp_path / "course", device="sim", cell_timeout=33)
-    for assignment, (_, nb_name) in ASSIGNMENTS.items():
-        copied = root / "source" / assignment / nb_name
-        assert copied.read_bytes() == (ROOT / "assignments" / assignment / nb_name).read_bytes()
-    assert not list((root / "source").glob("*.py"))  # the generator stays behind
+    for name in NAMES:  # source/<NN_name>/<name>.ipynb for every registered exercise
+        ex = exercises.get(name)
+        written = root / "source" / ex.assignment / f"{name}.ipynb"
+        assert written.read_text(encoding="utf-8") == nbb.dumps(source_notebook(name))
+    assert sorted(p.name for p in (root / "source").iterdir()) == sorted(ASSIGNMENTS)
+    assert not list((root / "source").rglob("*.py"))  # no notebook.py, no solution.py
     cfg = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     assert cfg.CourseDirectory.root == str(root)
     assert cfg.CourseDirectory.db_url == f"sqlite:///{root / 'gradebook.db'}"
@@ -60,8 +64,30 @@ def test_build_refuses_to_overwrite_a_course_and_bad_arguments(tmp_path):
     build_course(tmp_path, force=True)
     with pytest.raises(CourseError, match="device"):
         build_course(tmp_path / "b", device="cpu")
-    with pytest.raises(CourseError, match="no assignment"):
-        build_course(tmp_path / "c", assignments_dir=tmp_path / "nothing")
+    with pytest.raises(CourseError, match="unknown exercise 'nope'"):
+        build_course(tmp_path / "c", names=["nope"])
+    with pytest.raises(CourseError, match="no exercises"):
+        build_course(tmp_path / "c", names=[])
+    assert not (tmp_path / "c").exists()
+    one = build_course(tmp_path / "one", names=["block_sum"])
+    assert [p.name for p in (one / "source").iterdir()] == [exercises.get("block_sum").assignment]
+
+
+def test_build_without_instructor_solutions_names_the_variable_and_writes_nothing(
+        tmp_path, monkeypatch):
+    """An installed kernelgrade has no solution.py: without $KERNELGRADE_SOLUTIONS, course
+    build stops with one line naming it (exit 2) before it writes anything."""
+    monkeypatch.setattr(exercises, "SOLUTION", "absent.py")
+    monkeypatch.delenv(exercises.SOLUTIONS_ENV, raising=False)
+    with pytest.raises(GraderSetupError, match=exercises.SOLUTIONS_ENV):
+        build_course(tmp_path / "lib")
+    assert not (tmp_path / "lib").exists()
+    result = CliRunner().invoke(app, ["course", "build", str(tmp_path / "cli")])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert exercises.SOLUTIONS_ENV in lines[0]
+    assert not (tmp_path / "cli").exists()
 
 
 def test_cli_course_build(tmp_path):
@@ -87,28 +113,26 @@ def test_cli_course_build(tmp_path):
 # --- nbgrader generate_assignment -----------------------------------------------------------------
 
 @PARAMS
-def test_release_has_no_solution_code_and_no_hidden_tests(released_course, assignment):
-    exercise, nb_name = ASSIGNMENTS[assignment]
-    ex = exercises.get(exercise)
-    release = nbb.read(released_course / "release" / assignment / nb_name)
+def test_release_has_no_solution_code_and_no_hidden_tests(released_course, name):
+    ex = exercises.get(name)
+    release = nbb.read(released_course / "release" / ex.assignment / f"{name}.ipynb")
     text = json.dumps(release)
     for secret in (nbb.BEGIN_SOLUTION, nbb.END_SOLUTION, nbb.BEGIN_HIDDEN, nbb.END_HIDDEN,
                    "grade_this_notebook", "autograder.nbgrader.cells"):
         assert secret not in text, secret
-    (answer,) = nbb.cells_with(nbb.read(ROOT / "assignments" / assignment / nb_name),
-                               solution=True)
+    (answer,) = nbb.cells_with(source_notebook(name), solution=True)
     _, regions = split_solution(answer.source)
     (solution,) = nbb.cells_with(release, solution=True)
     assert solution.source.count("raise NotImplementedError()") == len(regions)
-    for name in written_names(ex):  # the scaffolding stays
-        assert f"def {name}(" in solution.source
+    for fn in written_names(ex):  # the scaffolding stays
+        assert f"def {fn}(" in solution.source
     hidden_lines = {ln.strip() for region in regions for ln in region.splitlines()} - {""}
     assert not hidden_lines & {ln.strip() for ln in solution.source.splitlines()}
     graded = nbb.cells_with(release, grade=True)
     assert sum(c.metadata.nbgrader.points for c in graded) == ex.max_score
     assert all(c.metadata.nbgrader.locked for c in graded)
     public = [c for c in graded if c.metadata.nbgrader.points == 0]
-    assert len(public) == 1 and f'run_public_tests("{exercise}")' in public[0].source  # stays
+    assert len(public) == 1 and f'run_public_tests("{name}")' in public[0].source  # stays
     hidden = [c for c in graded if c.metadata.nbgrader.points > 0]
     assert len(hidden) == len(expected_parts(ex))
     for cell in hidden:  # only the comment, and no module to import
@@ -117,6 +141,8 @@ def test_release_has_no_solution_code_and_no_hidden_tests(released_course, assig
 
 
 def test_example_class_is_made_from_the_release_notebooks(released_course):
+    """examples/submitted is the release notebooks with the files examples/class.json names (an
+    instructor solution or a mutant of the exercise's folder) in their solution cells."""
     make_class = load_script("examples/make_class.py")
     releases = {}
     for assignment, (_, nb_name) in ASSIGNMENTS.items():
@@ -126,8 +152,35 @@ def test_example_class_is_made_from_the_release_notebooks(released_course):
     stale = [str(p) for p, text in files.items()
              if (ROOT / "examples" / p).read_text(encoding="utf-8") != text]
     assert not stale, "run python examples/make_class.py: " + ", ".join(stale)
-    students = {p.parts[1] for p in files if p.parts[0] == "submitted"}
-    assert len(students) >= 6
+    on_disk = {p.relative_to(ROOT / "examples")
+               for p in (ROOT / "examples" / "submitted").rglob("*.ipynb")}
+    assert on_disk == set(files)
+    manifest = make_class.load_manifest()
+    assert len(manifest) >= 6
+    kinds = set()
+    for student, work in manifest.items():
+        for assignment, entry in work.items():
+            name = ASSIGNMENTS[assignment][0]
+            path = make_class.submission_file(name, entry["from"])
+            assert path.is_file() and entry["what"]
+            kinds.add("solution" if entry["from"] == "solution" else "mutant")
+            nb = nbb.read(ROOT / "examples" / "submitted" / student / assignment /
+                          ASSIGNMENTS[assignment][1])
+            (cell,) = nbb.cells_with(nb, solution=True)
+            code = cell.source
+            assert code.strip() == make_class.submission_code(path).strip()
+            assert "kernelgrade-expect" not in code and '"""' not in code.split("\n")[0]
+    assert kinds == {"solution", "mutant"}
+
+
+def test_a_class_entry_must_name_a_solution_or_a_mutant():
+    make_class = load_script("examples/make_class.py")
+    with pytest.raises(ValueError, match="neither 'solution' nor one of its mutants"):
+        make_class.submission_file("tiled_matmul", "mutants/not_there.py")
+    with pytest.raises(ValueError, match="neither"):
+        make_class.submission_file("tiled_matmul", "exercise.py")
+    with pytest.raises(ValueError, match="no exercise is assignment"):
+        make_class.exercise_of("99_nothing")
 
 
 # --- nbgrader autograde -------------------------------------------------------------------------
@@ -178,15 +231,81 @@ def test_autograded_notebook_shows_the_student_what_failed(autograded_course):
         assert '<img src="data:image/png;base64,' in page
 
 
+#: erin's code does not parse (a parenthesis left open)
+DOES_NOT_PARSE = '''
+from numba import cuda, float32
+
+TILE_WIDTH = 16
+
+
+@cuda.jit
+def matmul_any_size(A, B, C):
+    tile_a = cuda.shared.array((TILE_WIDTH, TILE_WIDTH), float32)
+    tile_b = cuda.shared.array((TILE_WIDTH, TILE_WIDTH), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE_WIDTH + ty
+    col = cuda.blockIdx.x * TILE_WIDTH + tx
+    m, n = A.shape
+    k = B.shape[1]
+    acc = float32(0.0)
+    for phase in range((n + TILE_WIDTH - 1) // TILE_WIDTH):
+        tile_a[ty, tx] = A[row, phase * TILE_WIDTH + tx] if (row < m and (phase * TILE_WIDTH + tx < n) else 0.0
+        tile_b[ty, tx] = B[phase * TILE_WIDTH + ty, col] if (phase * TILE_WIDTH + ty < n and col < k) else 0.0
+        cuda.syncthreads()
+        for i in range(TILE_WIDTH):
+            acc += tile_a[ty, i] * tile_b[i, tx]
+        cuda.syncthreads()
+    if row < m and col < k:
+        C[row, col] = acc
+'''
+
+#: frank's phase counter advances over full tiles only: a partial last tile loops forever
+HANGS_ON_A_PARTIAL_TILE = '''
+from numba import cuda, float32
+
+TILE_WIDTH = 16
+
+
+@cuda.jit
+def matmul_any_size(A, B, C):
+    tile_a = cuda.shared.array((TILE_WIDTH, TILE_WIDTH), float32)
+    tile_b = cuda.shared.array((TILE_WIDTH, TILE_WIDTH), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE_WIDTH + ty
+    col = cuda.blockIdx.x * TILE_WIDTH + tx
+    m, n = A.shape
+    k = B.shape[1]
+    acc = float32(0.0)
+    num_phases = (n + TILE_WIDTH - 1) // TILE_WIDTH
+    phase = 0
+    while phase < num_phases:
+        a_col = phase * TILE_WIDTH + tx
+        b_row = phase * TILE_WIDTH + ty
+        tile_a[ty, tx] = A[row, a_col] if row < m and a_col < n else float32(0.0)
+        tile_b[ty, tx] = B[b_row, col] if b_row < n and col < k else float32(0.0)
+        cuda.syncthreads()
+        for i in range(TILE_WIDTH):
+            acc += tile_a[ty, i] * tile_b[i, tx]
+        cuda.syncthreads()
+        if (phase + 1) * TILE_WIDTH <= n:
+            phase += 1
+    if row < m and col < k:
+        C[row, col] = acc
+'''
+
+
 @pytest.mark.slow
 def test_autograde_survives_an_endless_loop_and_code_that_does_not_parse(released_course,
                                                                           tmp_path):
     """frank's kernel loops forever on a partial tile, erin's code does not parse: each costs its
     own tests, nbgrader's run goes on, erin gets 0 and frank only what ran before the hang, each
-    with a message that says why."""
+    with a message that says why. (Their code is here: the example class holds only solutions
+    and mutants.)"""
     course = shutil.copytree(released_course, tmp_path / "course")
-    for student in ("erin", "frank"):
-        submit(course, student, "02_matmul_any_size")
+    submit(course, "erin", "02_matmul_any_size", DOES_NOT_PARSE)
+    submit(course, "frank", "02_matmul_any_size", HANGS_ON_A_PARTIAL_TILE)
     nbgrader(course, "autograde", "02_matmul_any_size", "--log-level=WARN")
     messages = {}
     for student in ("erin", "frank"):

@@ -25,9 +25,7 @@ from autograder.nbgrader.preprocessor import GradeWithAutograder
 from autograder.results import ExerciseResult, Kind, Status, TestResult
 from autograder.submission import load_source
 
-from .nbhelpers import ROOT
-
-SOURCE = ROOT / "assignments" / "01_tiled_matmul" / "tiled_matmul.ipynb"
+from .nbhelpers import source_notebook
 
 
 def fake_result(device="sim") -> ExerciseResult:
@@ -77,7 +75,7 @@ def fake_grade(monkeypatch):
 
 def submitted(code="TILE_WIDTH = 16\ndef tiled_matmul(A, B, C):\n    pass\n"):
     """The source notebook as a student would hand it in: ``code`` in the solution cell."""
-    nb = nbb.read(SOURCE)
+    nb = source_notebook("tiled_matmul")
     (cell,) = nbb.cells_with(nb, solution=True)
     cell.source = code
     return nb

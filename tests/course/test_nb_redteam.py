@@ -33,7 +33,7 @@ from autograder.nbgrader import notebook as nbb
 ASSIGNMENT = "01_tiled_matmul"
 NB_NAME = ASSIGNMENTS[ASSIGNMENT][1]
 EX = exercises.get("tiled_matmul")
-CORRECT = load_script("examples/make_class.py").TILED["alice"][1]
+CORRECT = load_script("examples/make_class.py").student_code("alice", ASSIGNMENT)  # solution
 HIDDEN = {kind: nbb.hidden_grade_id("tiled_matmul", kind)
           for kind in ("correctness", "concept", "timing")}
 

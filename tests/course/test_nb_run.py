@@ -7,12 +7,12 @@ from __future__ import annotations
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from .nbhelpers import ASSIGNMENTS, ROOT, TEST_DEVICE, kernel_env
+from .nbhelpers import NAMES, TEST_DEVICE, kernel_env, source_notebook
 
 from autograder import exercises
 from autograder.nbgrader import notebook as nbb
 
-PARAMS = pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+PARAMS = pytest.mark.parametrize("name", NAMES)
 
 
 def execute(nb, cwd, timeout=180):
@@ -33,12 +33,10 @@ def stdout(cell) -> str:
 
 
 @PARAMS
-def test_release_notebook_with_the_solution_runs_top_to_bottom(released_course, assignment,
-                                                                 tmp_path):
-    exercise, nb_name = ASSIGNMENTS[assignment]
-    ex = exercises.get(exercise)
-    release = nbb.read(released_course / "release" / assignment / nb_name)
-    source = nbb.read(ROOT / "assignments" / assignment / nb_name)
+def test_release_notebook_with_the_solution_runs_top_to_bottom(released_course, name, tmp_path):
+    ex = exercises.get(name)
+    release = nbb.read(released_course / "release" / ex.assignment / f"{name}.ipynb")
+    source = source_notebook(name)
     (answer,) = nbb.cells_with(source, solution=True)
     (cell,) = nbb.cells_with(release, solution=True)
     cell.source = nbb.unmark(answer.source)

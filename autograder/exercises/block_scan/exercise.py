@@ -88,6 +88,7 @@ CONCEPT = Concept(
         "separated by cuda.syncthreads()"
     ),
     points=25.0,
+    summary="the scan in shared memory with barriers",
     min_shared_bytes=4 * 32,  # a block's worth of int32 at the smallest legal BLOCK_SIZE
     min_barriers=2,  # after the load, and in the step loop (Numba unrolls it: more in PTX)
 )

@@ -81,6 +81,7 @@ CONCEPT = Concept(
         "threads contiguous so whole warps retire together"
     ),
     points=15.0,
+    summary="a tree reduction, active threads contiguous",
     min_shared_bytes=4 * 64,  # a block's worth of float32 at the smallest legal BLOCK_SIZE
     min_barriers=2,
 )
@@ -105,7 +106,8 @@ EXERCISE = Exercise(
     concept=CONCEPT,
     # 2^28 floats = 1 GiB: one load per thread, then log2(BLOCK_SIZE) barrier-separated steps per
     # block; estimated >= 1 ms on an H100 (about a million blocks of 256), not yet measured.
-    timing=Timing(params={"n": 1 << 28}, points=25.0),
+    timing=Timing(params={"n": 1 << 28}, points=25.0,
+                  work=lambda p: (4.0 * p["n"] / 1e9, "GB/s")),
     # n a multiple of every legal BLOCK_SIZE: the only divergence left is the tree's own.
     diagnose=Diagnose(params={"n": 4096}, max_blocks=2, max_divergent_branches=8),
     contract_text=CONTRACT_TEXT,

@@ -76,6 +76,7 @@ EXERCISE = Exercise(
     concept=Concept(
         description=("the barrier arrives with an atomic add after a memory fence and holds "
                      "the block with a barrier until the goal is reached"),
+        summary="atomics, fences and block barriers",
         points=20.0, min_barriers=1, min_atomics=1, min_fences=1),
     needs_gpu=True,
     contract_text=CONTRACT_TEXT,

@@ -108,6 +108,7 @@ EXERCISE = Exercise(
     concept=Concept(
         description=("the barrier holds each block with a barrier and orders the block's writes "
                      "before its arrival with a memory fence"),
+        summary="block barriers and memory fences",
         points=20.0, min_barriers=1, min_fences=1),
     needs_gpu=True,
     contract_text=CONTRACT_TEXT,

@@ -66,7 +66,8 @@ EXERCISE = Exercise(
     outputs=outputs,
     reference=matmul_reference,
     concept=TILING_CONCEPT,
-    timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0),
+    timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0,
+                  work=lambda p: (2.0 * p["m"] * p["n"] * p["k"] / 1e9, "GFLOP/s")),
     diagnose=Diagnose(params={"m": 24, "n": 40, "k": 20}, max_blocks=2),
     contract_text=CONTRACT_TEXT,
 )

@@ -13,12 +13,17 @@ max_blocks_per_sm, shared_bytes_per_sm, warp_size=32) -> int`` (0 when a block d
 bytes_per_element=4) -> int``; ``global_traffic_reduction(tile_width) -> float``.
 On a GPU four more cases fill in the device's own limits and compare ``resident_blocks_per_sm``
 with the CUDA driver's occupancy calculator for a real kernel (skipped on the simulator).
+
+Public cases carry their expected values here (:data:`PUBLIC_EXPECTED`: the lecture's numbers),
+so a student's install, which has no instructor solution, runs them; hidden cases take theirs
+from the instructor solution (:func:`reference`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 
+from ...errors import GraderSetupError
 from ..base import Case, Contract, Exercise
 
 FUNCTIONS = ("warps_per_block", "resident_blocks_per_sm", "resident_threads_per_sm",
@@ -38,16 +43,34 @@ def _sm(threads, shared, limits):
             "shared_bytes_per_sm": limits[2]}
 
 
-def _case(call, args, label, visibility="hidden"):
+#: Expected values of the public cases, by :func:`_key` of their call: written out here, so the
+#: public tests need no instructor solution.
+PUBLIC_EXPECTED: dict[tuple, int | float] = {}
+
+
+def _key(call: str, args: dict) -> tuple:
+    return (call, tuple(sorted(args.items())))
+
+
+def _case(call, args, label, visibility="hidden", expected=None):
+    if visibility == "public":
+        if expected is None:
+            raise ValueError(f"public case {label!r} needs its expected value")
+        PUBLIC_EXPECTED[_key(call, args)] = expected
     return Case({"call": call, "args": args}, points=5.0, visibility=visibility, label=label)
 
 
 CASES = [
-    _case("resident_threads_per_sm", _sm(64, 0, FERMI), "Fermi, 8×8 blocks → 512 threads", "public"),
-    _case("resident_threads_per_sm", _sm(256, 0, FERMI), "Fermi, 16×16 blocks → 1536 threads", "public"),
-    _case("resident_threads_per_sm", _sm(1024, 0, FERMI), "Fermi, 32×32 blocks → 1024 threads", "public"),
-    _case("tile_shared_bytes", {"tile_width": 16}, "16×16 tiles use 2 KB", "public"),
-    _case("warps_per_block", {"threads_per_block": 256}, "256 threads are 8 warps", "public"),
+    _case("resident_threads_per_sm", _sm(64, 0, FERMI), "Fermi, 8×8 blocks → 512 threads",
+          "public", expected=512),
+    _case("resident_threads_per_sm", _sm(256, 0, FERMI), "Fermi, 16×16 blocks → 1536 threads",
+          "public", expected=1536),
+    _case("resident_threads_per_sm", _sm(1024, 0, FERMI), "Fermi, 32×32 blocks → 1024 threads",
+          "public", expected=1024),
+    _case("tile_shared_bytes", {"tile_width": 16}, "16×16 tiles use 2 KB", "public",
+          expected=2048),
+    _case("warps_per_block", {"threads_per_block": 256}, "256 threads are 8 warps", "public",
+          expected=8),
     _case("warps_per_block", {"threads_per_block": 100}, "a partial warp counts whole"),
     _case("resident_blocks_per_sm", _sm(96, 0, HOPPER), "Hopper, 96 threads: thread-limited"),
     _case("resident_blocks_per_sm", _sm(48, 0, HOPPER), "Hopper, 48 threads: whole warps, block-limited"),
@@ -76,16 +99,28 @@ CASES += [_driver_case(t) for t in (96, 1024, 48, 640)]
 
 
 def _solution():
+    """The instructor solution, imported from :func:`autograder.exercises.solution_path`.
+    Raises :class:`autograder.errors.GraderSetupError` when there is none (an installed
+    kernelgrade without ``$KERNELGRADE_SOLUTIONS``): a hidden case cannot be judged then."""
     from .. import solution_path
 
-    spec = importlib.util.spec_from_file_location("occupancy_solution", solution_path(EXERCISE))
+    try:
+        path = solution_path(EXERCISE)
+    except FileNotFoundError as exc:
+        raise GraderSetupError(str(exc)) from None
+    spec = importlib.util.spec_from_file_location("occupancy_solution", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def reference(inputs, params):
-    """The instructor solution's value for the case's call (the solution is the reference)."""
+    """``{"value": ...}``, what the case's call must return: a public case's value from
+    :data:`PUBLIC_EXPECTED`, a hidden case's from the instructor solution (raises
+    :class:`~autograder.errors.GraderSetupError` when it is not installed)."""
+    key = _key(params["call"], params["args"])
+    if key in PUBLIC_EXPECTED:
+        return {"value": PUBLIC_EXPECTED[key]}
     return {"value": getattr(_solution(), params["call"])(**params["args"])}
 
 

@@ -70,7 +70,8 @@ EXERCISE = Exercise(
     outputs=outputs,
     reference=matmul_reference,
     concept=TILING_CONCEPT,
-    timing=Timing(params={"width": 2048}, points=25.0),
+    timing=Timing(params={"width": 2048}, points=25.0,
+                  work=lambda p: (2.0 * p["width"] ** 3 / 1e9, "GFLOP/s")),
     diagnose=Diagnose(params={"width": 40}, max_blocks=2),
     contract_text=CONTRACT_TEXT,
 )

@@ -77,6 +77,7 @@ CONCEPT = Concept(
         "between writing it and reading it transposed, read without bank conflicts"
     ),
     points=15.0,
+    summary="a shared tile without bank conflicts",
     min_shared_bytes=4 * 32 * 32,
     min_barriers=1,
 )
@@ -100,7 +101,8 @@ EXERCISE = Exercise(
     concept=CONCEPT,
     # 16384 x 24576 float32 = 1.5 GiB each way, 3 GiB of traffic: about 1.2 ms on an H100 SXM
     # at ~2.6 TB/s achieved (estimated, not yet measured); a multiple of the tile, and not square.
-    timing=Timing(params={"rows": 16384, "cols": 24576}, points=25.0),
+    timing=Timing(params={"rows": 16384, "cols": 24576}, points=25.0,
+                  work=lambda p: (2 * 4.0 * p["rows"] * p["cols"] / 1e9, "GB/s")),
     diagnose=Diagnose(params={"rows": 64, "cols": 96}, max_blocks=2, max_bank_ways=2),
     contract_text=CONTRACT_TEXT,
 )

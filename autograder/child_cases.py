@@ -1,0 +1,121 @@
+"""In the child: compile the kernel to PTX, launch it on each case's guarded buffers, call a
+function exercise's functions, run the instrumented launch; each result goes to the grader as
+a record (:mod:`autograder.protocol`) and is judged there, never here."""
+
+from __future__ import annotations
+
+import math
+
+from . import buffers
+from .child_channel import send, send_error
+from .child_contract import defined
+from .child_device import device_occupancy
+from .protocol import CaseRequest, CaseResult, Start
+from .shapes import evaluate as launch_shape
+
+STICKY = ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "UNKNOWN", "MISALIGNED", "ILLEGAL_INSTRUCTION",
+          "HARDWARE_STACK", "ASSERT")
+
+
+def compile_ptx(kernel, contract: dict, backend: str) -> str:
+    """Compile the kernel's Python function to PTX (no GPU needed; lineinfo on). Raises Numba's
+    typing/lowering errors for code a GPU would reject. The grader reads the PTX."""
+    from numba import cuda, types as nbtypes
+
+    sig = tuple(eval(s, {"__builtins__": {}}, vars(nbtypes)) for s in contract["signature"])
+    cc = cuda.get_current_device().compute_capability if backend == "gpu" else (9, 0)
+    ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc, lineinfo=True,
+                              device=contract["device_function"])
+    return ptx
+
+
+def case_views(cuda, consts: dict, case: CaseRequest):
+    """Guarded device buffers (:mod:`autograder.buffers`) for one case's inputs and outputs,
+    and the views the kernel gets: (buffers by name, views by name)."""
+    host, sizes = {}, {}
+    for name, arr in case.inputs.items():
+        host[name] = buffers.guarded_input(arr)
+        sizes[name] = arr.shape
+    for name, (shape, dtype) in case.outputs.items():
+        sizes[name] = launch_shape(shape, case.params, consts)
+        host[name] = buffers.guarded_output(sizes[name], dtype)
+    dbufs, views = {}, {}
+    for name, (buf, margin) in host.items():
+        d = cuda.to_device(buf)
+        dbufs[name] = d
+        views[name] = d[margin:margin + int(math.prod(sizes[name]))].reshape(sizes[name])
+    return dbufs, views
+
+
+def run_case(cuda, kernel, contract: dict, consts: dict, case: CaseRequest, driver) -> dict:
+    """Launch ``kernel`` on ``case`` (through the exercise's ``driver`` module, if any); the
+    whole guarded output buffers, copied to the host, by name."""
+    dbufs, views = case_views(cuda, consts, case)
+    if driver is not None:
+        driver.drive(kernel, views, case.params, consts)
+    else:
+        args = [views[a] for a in contract["args"]]
+        grid = launch_shape(contract["grid"], case.params, consts)
+        block = launch_shape(contract["block"], case.params, consts)
+        kernel[grid, block](*args)
+    cuda.synchronize()
+    return {name: dbufs[name].copy_to_host() for name in case.outputs}
+
+
+def is_sticky(exc: BaseException) -> bool:
+    """A CUDA error after which the context is unusable (illegal address, launch failure)."""
+    text = f"{type(exc).__name__} {exc}"
+    return any(s in text for s in STICKY)
+
+
+def run_cases(cuda, kernel, contract: dict, consts: dict, cases: list, driver,
+              path: str) -> bool:
+    """Each case: a ``start`` record, then ``case`` (outputs) or ``error`` (phase ``run``).
+    False when an error left the GPU context unusable (no further case can run)."""
+    for case in cases:
+        send(Start(case.id))
+        try:
+            outs = run_case(cuda, kernel, contract, consts, case, driver)
+        except BaseException as exc:
+            send_error("run", exc, path, id=case.id, fatal=is_sticky(exc))
+            if is_sticky(exc):
+                return False
+            continue
+        send(CaseResult(case.id, outs))
+    return True
+
+
+def run_calls(module, cases: list, path: str) -> None:
+    """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value.
+    With ``params["against_driver"]`` the GPU's own limits fill the arguments and the driver's
+    occupancy calculator gives the expected value (computed before the student's function runs).
+    """
+    for case in cases:
+        send(Start(case.id))
+        params = case.params
+        try:
+            args, expected = dict(params["args"]), None
+            if params.get("against_driver"):
+                limits, expected = device_occupancy(args["threads_per_block"])
+                args.update(limits)
+            value = defined(module, params["call"])(**args)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{params['call']} must return a number, "
+                                f"got {type(value).__name__} {value!r:.60}")
+        except BaseException as exc:
+            send_error("run", exc, path, id=case.id, fatal=False)
+            continue
+        send(CaseResult(case.id, value=value, expected=expected, args=args))
+
+
+def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseRequest) -> dict:
+    """An instrumented simulator launch of one small case (:mod:`autograder.instrument`): races,
+    divergent barriers, bank conflicts, divergent branches, global loads. Its outputs are never
+    graded."""
+    from .instrument import instrumented_launch
+
+    _, views = case_views(cuda, consts, case)
+    grid = launch_shape(contract["grid"], case.params, consts)
+    block = launch_shape(contract["block"], case.params, consts)
+    return instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],
+                               max_blocks=case.max_blocks)

@@ -1,0 +1,116 @@
+"""In the child: facts about the process and the GPU it runs on (the ``device`` and ``kernel``
+records, the driver's occupancy calculator, the packages check) and hardening of the process.
+Imports Numba only inside functions called once the backend is chosen."""
+
+from __future__ import annotations
+
+import os
+
+from .preflight import PACKAGES_ENV, package_facts, package_mismatch
+from .protocol import Device, Kernel
+
+#: The ``device`` record's per-SM facts and the driver attributes they come from.
+DEVICE_ATTRIBUTES = {
+    "multiprocessors": "MULTIPROCESSOR_COUNT",
+    "max_threads_per_sm": "MAX_THREADS_PER_MULTIPROCESSOR",
+    "max_blocks_per_sm": "MAX_BLOCKS_PER_MULTIPROCESSOR",
+    "shared_per_sm": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+    "registers_per_sm": "MAX_REGISTERS_PER_MULTIPROCESSOR",
+    "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
+    "shared_per_block": "MAX_SHARED_MEMORY_PER_BLOCK",
+    "registers_per_block": "MAX_REGISTERS_PER_BLOCK",
+    "reserved_shared_per_block": "RESERVED_SHARED_MEMORY_PER_BLOCK",
+}
+
+
+def device_record(dev) -> Device:
+    """The ``device`` record of Numba's device ``dev``: its ``name``, ``compute_capability``
+    and the driver's limits (:data:`DEVICE_ATTRIBUTES`; bytes for shared memory, 32-bit
+    registers); an attribute this driver lacks is left None."""
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    limits = {}
+    for key, attr in DEVICE_ATTRIBUTES.items():
+        try:
+            limits[key] = int(getattr(dev, attr))
+        except Exception:  # an older driver or binding without the attribute
+            pass
+    return Device(name, [int(x) for x in dev.compute_capability], **limits)
+
+
+def device_facts(dev) -> dict:
+    """:func:`device_record`'s header, as sent (what :mod:`autograder.hints` reads)."""
+    return device_record(dev).to_header()
+
+
+def kernel_record(kernel) -> Kernel | None:
+    """The ``kernel`` record, after the kernel ran on the GPU: Numba's ``regs_per_thread``,
+    ``shared_bytes`` (static shared memory per block), ``local_bytes`` per thread and
+    ``max_threads_per_block`` of its compiled variant (the most demanding one if several
+    signatures were compiled); None when nothing was compiled."""
+    overloads = list(getattr(kernel, "overloads", {}).values())
+    if not overloads:
+        return None
+    facts = {}
+    for key, attr in (("regs_per_thread", "regs_per_thread"),
+                      ("shared_bytes", "shared_mem_per_block"),
+                      ("local_bytes", "local_mem_per_thread"),
+                      ("max_threads_per_block", "max_threads_per_block")):
+        values = [int(getattr(o, attr)) for o in overloads]
+        facts[key] = min(values) if key == "max_threads_per_block" else max(values)
+    return Kernel(**facts)
+
+
+def kernel_facts(kernel) -> dict | None:
+    """:func:`kernel_record`'s header, as sent, or None."""
+    record = kernel_record(kernel)
+    return record.to_header() if record else None
+
+
+def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
+    """This GPU's per-SM limits, as the occupancy exercise's arguments, and the driver's
+    occupancy calculator's resident blocks per SM for a small kernel (few registers, no shared
+    memory) at ``threads_per_block``."""
+    import numpy as np
+    from numba import cuda, typeof
+
+    dev = cuda.get_current_device()
+    limits = {"max_threads_per_sm": int(dev.MAX_THREADS_PER_MULTIPROCESSOR),
+              "max_blocks_per_sm": int(dev.MAX_BLOCKS_PER_MULTIPROCESSOR),
+              "shared_bytes_per_sm": int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)}
+
+    @cuda.jit
+    def small(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = i
+
+    compiled = small.compile((typeof(cuda.device_array(1, np.int32)),))
+    blocks = cuda.current_context().get_active_blocks_per_multiprocessor(
+        compiled._codelibrary.get_cufunc(), threads_per_block, 0)
+    return limits, int(blocks)
+
+
+def package_problem() -> str | None:
+    """How this process's numpy, numba, numba-cuda and llvmlite (versions and folders) differ
+    from the grader's, which the grader puts in the environment
+    (:data:`autograder.preflight.PACKAGES_ENV`; removed here, before any student code runs);
+    None when they agree or the grader sent none."""
+    import json
+
+    raw = os.environ.pop(PACKAGES_ENV, None)
+    try:
+        expected = json.loads(raw) if raw else None
+    except ValueError:
+        expected = None
+    return package_mismatch(expected, package_facts())
+
+
+def not_dumpable() -> None:
+    """``PR_SET_DUMPABLE`` 0: other processes of the same user (a sibling child) can no longer
+    open this one's ``/proc/<pid>/fd``, ``mem`` or ``environ``, nor ptrace it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        pass

@@ -1,0 +1,99 @@
+"""In the child (GPU): time the student's kernel against the instructor's at the student's own
+constants, interleaved, after a self-check of the instructor's kernel against itself. Returns
+raw samples; the grader judges them (:func:`autograder.timing.verdict`)."""
+
+from __future__ import annotations
+
+import types
+
+from .protocol import TimingRequest
+from .shapes import evaluate as launch_shape
+
+TIMING_COPIES = 3
+TIMING_COPY_BYTES = 3 << 30
+
+
+def import_solution(path: str, consts: dict, text: str | None = None) -> types.ModuleType:
+    """The instructor's module run with the student's constants (e.g. TILE_WIDTH), so timing
+    compares like with like: each top-level ``NAME = ...`` of a constant in ``consts`` assigns
+    the student's value instead, before anything derived from it (``TILE = BLOCK_SIZE + 14``)
+    is computed and before its kernels are compiled. ``text``: its source, sent by the grader in
+    the request (the sandbox shows no solution file); ``path`` names it."""
+    import ast
+
+    module = types.ModuleType("instructor_solution")
+    module.__file__ = path
+    if text is None:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    tree = ast.parse(text, path)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in consts):
+            node.value = ast.copy_location(ast.Constant(consts[node.targets[0].id]), node.value)
+    exec(compile(tree, path, "exec"), module.__dict__)
+    for name, value in consts.items():
+        setattr(module, name, value)
+    return module
+
+
+def prepare_timing(cuda, contract: dict, consts: dict, timing: TimingRequest) -> dict:
+    """Device inputs (``copies`` rotated sets, random, at most 3 GiB), the instructor's kernel
+    at the student's constants, the launch shape and an L2 flusher: everything
+    :func:`measure_timing` needs."""
+    import numpy as np
+
+    from . import timing as timing_mod
+
+    solution = import_solution(timing.solution_path, consts, timing.solution_source)
+    params = timing.params
+    specs = {name: (tuple(shape), np.dtype(dtype))
+             for name, (shape, dtype) in timing.input_specs.items()}
+    input_bytes = sum(int(np.prod(shape)) * dt.itemsize for shape, dt in specs.values())
+    copies = max(1, min(TIMING_COPIES, TIMING_COPY_BYTES // max(1, input_bytes)))
+    outputs = {name: cuda.device_array(launch_shape(shape, params, consts), dtype)
+               for name, (shape, dtype) in timing.outputs.items()}
+    arg_sets = []
+    for copy in range(copies):
+        views = {name: timing_mod.device_random(cuda, shape, dt, seed=copy)
+                 for name, (shape, dt) in specs.items()}
+        views.update(outputs)
+        arg_sets.append([views[a] for a in contract["args"]])
+    return {
+        "reference": getattr(solution, contract["kernel"]),
+        "arg_sets": arg_sets,
+        "grid": launch_shape(contract["grid"], params, consts),
+        "block": launch_shape(contract["block"], params, consts),
+        "flush": timing_mod.l2_flusher(cuda),
+        "min_rounds": timing.min_rounds,
+        "budget_s": timing.budget_s,
+    }
+
+
+def warm_up(cuda, kernel, prepared: dict) -> None:
+    """One launch of each kernel: compiles them before the measurement."""
+    for k in (kernel, prepared["reference"]):
+        k[prepared["grid"], prepared["block"]](*prepared["arg_sets"][0])
+    cuda.synchronize()
+
+
+def measure_timing(cuda, kernel, prepared: dict) -> dict:
+    """The instructor's kernel against itself (the GPU self-check), then the student's against
+    the instructor's; the raw samples for the grader, as the fields of
+    :class:`autograder.protocol.TimingSamples` (milliseconds; ``seconds`` of sampling)."""
+    from . import timing as timing_mod
+
+    p = prepared
+    copies = len(p["arg_sets"])
+
+    def launcher(k):
+        return lambda r: k[p["grid"], p["block"]](*p["arg_sets"][r % copies])
+
+    reference = launcher(p["reference"])
+    self_check = timing_mod.time_pair(cuda, reference, reference, p["flush"],
+                                      min_rounds=8, max_rounds=40, budget_s=3.0)
+    main = timing_mod.time_pair(cuda, launcher(kernel), reference, p["flush"],
+                                min_rounds=p["min_rounds"], budget_s=p["budget_s"])
+    return {"student_ms": main["a_ms"], "instructor_ms": main["b_ms"],
+            "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
+            "copies": copies, "seconds": main["seconds"] + self_check["seconds"]}

@@ -1,0 +1,80 @@
+"""Choosing where a grading runs: the GPU (when one is visible, checked without creating a CUDA
+context here) or the Numba CUDA simulator, and the children's time limits for each."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+
+from .errors import GraderSetupError
+from .sandbox import Limits
+
+
+def gpu_count() -> int | None:
+    """GPUs ``nvidia-smi -L`` lists (no CUDA context created here); None without nvidia-smi."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    if out.returncode != 0:
+        return 0
+    return sum(1 for ln in out.stdout.splitlines() if ln.startswith("GPU "))
+
+
+def no_gpu_reason() -> str | None:
+    """Why no NVIDIA GPU is visible here (one short phrase), or None when one is (checked
+    without creating a CUDA context here)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", None)
+    if visible in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU"
+    if not glob.glob("/dev/nvidia[0-9]*"):
+        return "this machine has no NVIDIA device node /dev/nvidia0"
+    if gpu_count() == 0:
+        return "nvidia-smi lists none"
+    return None
+
+
+def gpu_available() -> bool:
+    """True when an NVIDIA GPU is visible (checked without creating a CUDA context here)."""
+    return no_gpu_reason() is None
+
+
+def resolve_device(device: str) -> str:
+    """``"auto"`` → ``"gpu"`` when a GPU is visible, else ``"sim"``; other values pass through.
+    Raises ``ValueError`` for anything but auto, gpu and sim, and
+    :class:`autograder.errors.GraderSetupError` for ``gpu`` where no GPU is visible."""
+    if device not in ("auto", "gpu", "sim"):
+        raise ValueError(f"--device must be auto, gpu or sim, not {device!r}")
+    if device == "auto":
+        return "gpu" if gpu_available() else "sim"
+    if device == "gpu":
+        reason = no_gpu_reason()
+        if reason:
+            raise GraderSetupError(f"--device gpu, but no GPU is visible here ({reason})")
+    return device
+
+
+def default_limits(backend: str) -> Limits:
+    """The children's deadlines for ``backend`` (``sim`` or ``gpu``); see
+    :class:`autograder.sandbox.Limits`.
+
+    Simulator and compile children count seconds of CPU time, so a busy grader never fails a
+    correct kernel. A case's CPU budget is 10 s plus 15 ms per input element, at most 60 s:
+    measured in the harness, the costliest simulator case of a correct solution at a legal but
+    small tile (``matmul_any_size`` 37×41×43, 3,280 input elements, ``TILE_WIDTH`` 4) used
+    17–27 s of CPU time with Python's default thread switch interval and about 3 s with the
+    harness's shorter one (budget 59 s); a 16×16 case uses under 1 s (budget 17.7 s, so a kernel
+    that spins there is stopped after 17.7 s of CPU time). A child that uses no CPU for 60 s
+    (blocked) or runs 10 times its budget in wall time is stopped too. GPU children count
+    wall time: a spinning kernel (a grid barrier that never opens) burns the GPU, not the
+    host's CPU, and is stopped after ``case_timeout`` seconds.
+    """
+    if backend == "sim":
+        return Limits(import_timeout=30.0, case_timeout=60.0, total_timeout=240.0,
+                      case_cpu_per_element=0.015)
+    return Limits(import_timeout=30.0, case_timeout=15.0, total_timeout=90.0)

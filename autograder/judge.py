@@ -1,0 +1,206 @@
+"""Judging the children's records into an exercise's tests: :func:`collect` (the correctness
+cases of :mod:`autograder.judge_cases`, the concept test from the PTX, the timing test from the
+samples), the simulator's compile check, and what the records tell besides tests (phase times,
+skipped statements). Pure: a function of the exercise, the source, the planned cases and the
+children's records and endings (:class:`autograder.sandbox.ChildRun`); it starts nothing."""
+
+from __future__ import annotations
+
+from . import ptx
+from .exercises.base import Exercise
+from .judge_cases import (TIMING_NAME, all_tests, case_errors, case_outputs, concept_name,
+                          early_failure, judge_case, once, where)
+from .protocol import (CaseResult, Compiled, Error, Hello, Imported, ProtocolError,
+                       TimingSamples, received)
+from .results import Kind, Status, TestResult
+from .submission import Source
+from .timing import self_check_problem, timing_details, verdict
+
+TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
+
+
+def collect(exercise: Exercise, source: Source, backend: str, cases, run, compiled_run,
+            timing_run, findings: list[str]) -> list[TestResult]:
+    """The correctness, concept and timing tests of one grading. ``run``: the child that ran
+    the ``cases`` (:class:`autograder.plan.PlannedCase`); ``compiled_run``: the one whose PTX
+    the concept test reads; ``timing_run``: the timing child (None: it did not measure);
+    ``findings``: the diagnostics' problems that fail the concept test."""
+    early = early_failure(source, run)
+    if early is not None:
+        return once(all_tests(exercise, *early), "not run (see above)")
+    rx = received(run)
+    outputs, errors = case_outputs(rx), case_errors(rx)
+    consts = rx.first(Imported).constants
+    tests = []
+    correct_everywhere = True
+    for c in cases:
+        spec = c.spec
+        try:
+            status, points, msg, *details = judge_case(exercise, source, backend, c, outputs,
+                                                       errors, run, consts)
+        except Exception as exc:  # a malformed record from the child: never the grader's crash
+            why = exc if isinstance(exc, ProtocolError) else type(exc).__name__
+            status, points, msg, details = (
+                Status.ERROR, 0.0, f"the grading process sent a malformed result ({why})", [])
+        if status is not Status.PASSED and status is not Status.SKIPPED:
+            correct_everywhere = False
+        tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,
+                                spec.points, msg, details[0] if details else None))
+    if exercise.concept:
+        tests.append(judge_concept(exercise, source, compiled_run, findings))
+    if exercise.timing:
+        tests.append(judge_timing(exercise, source, backend, timing_run, correct_everywhere))
+    return tests
+
+
+def judge_concept(exercise: Exercise, source: Source, compiled_run,
+                  findings: list[str]) -> TestResult:
+    """PTX facts (shared memory, barriers, atomics, fences) and the diagnostics' findings."""
+    concept = exercise.concept
+    name = concept_name(exercise)
+    crx = received(compiled_run)
+    facts = crx.first(Compiled)
+    if facts is None:
+        err = next(iter(crx.errors("compile")), None)
+        if err is not None:
+            msg = (f"{where(source, err)}your kernel does not compile for a real GPU "
+                   f"(Numba's CUDA target rejects it): {err.message}")
+        else:
+            early = early_failure(source, compiled_run)
+            msg = early[1] if early else "the compile check did not finish"
+        return TestResult(name, Kind.CONCEPT, "hidden", Status.ERROR, 0.0, concept.points, msg)
+    found = ptx.facts(facts.ptx)
+    missing = []
+    if found.shared_bytes < concept.min_shared_bytes:
+        missing.append("declares no shared memory (cuda.shared.array)" if not found.shared_bytes
+                       else f"declares only {found.shared_bytes} bytes of shared memory")
+    if found.barriers < concept.min_barriers:
+        missing.append(f"has {found.barriers} barrier(s) (cuda.syncthreads()) where "
+                       f"{concept.min_barriers} are needed")
+    if found.atomics < concept.min_atomics:
+        missing.append("uses no atomic operation (cuda.atomic.*)")
+    if found.fences < concept.min_fences:
+        missing.append("has no memory fence (cuda.threadfence())")
+    detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
+              + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
+                 if concept.min_atomics or concept.min_fences else ""))
+    problems = [f"your kernel {' and '.join(missing)}"] if missing else []
+    problems += findings[:3]
+    if problems:
+        return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
+                          "; ".join(problems) + f". The exercise asks that {concept.description}"
+                          f" ({detail})")
+    return TestResult(name, Kind.CONCEPT, "hidden", Status.PASSED, concept.points,
+                      concept.points, detail)
+
+
+def judge_timing(exercise: Exercise, source: Source, backend: str, run,
+                 correct_everywhere: bool) -> TestResult:
+    """The timing test from the timing child's samples (``run``; None: it did not measure)."""
+    t = exercise.timing
+
+    def result(status, points, msg, details=None):
+        return TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, points, t.points, msg,
+                          details)
+
+    if backend == "sim":
+        return result(Status.SKIPPED, 0.0, TIMING_SKIP)
+    if not correct_everywhere:
+        return result(Status.FAILED, 0.0, "timing counts only for a kernel that passes every "
+                                          "correctness test")
+    if run is None:
+        return result(Status.ERROR, 0.0, "timing did not run: a test did not return its outputs")
+    rx = received(run)
+    rec = rx.first(TimingSamples)
+    if rec is None:
+        err = next(iter(rx.errors("timing")), None)
+        if err:
+            return result(Status.ERROR, 0.0, f"{where(source, err)}timing failed: {err.message}")
+        if run.ended == "timeout":
+            return result(Status.TIMEOUT, 0.0, "timing did not finish in time")
+        return result(Status.ERROR, 0.0, "timing did not run: the grading process ended early")
+    unstable = self_check_problem(rec.self_a_ms, rec.self_b_ms)
+    if unstable:
+        return result(Status.ERROR, 0.0, unstable)
+    points, stats, msg = verdict(rec.student_ms, rec.instructor_ms, t.full_ratio, t.zero_ratio,
+                                 t.points)
+    size = ", ".join(f"{k} {v}" for k, v in t.params.items())
+    status = Status.PASSED if points >= t.points else Status.FAILED
+    return result(status, points, f"at {size}: {msg}", timing_details(
+        rec.student_ms, rec.instructor_ms, stats, t.full_ratio, t.zero_ratio, t.params))
+
+
+def instrument_failure(source: Source, run) -> str | None:
+    """Why the instrumented run gave no report (an error, a timeout), or None."""
+    if run is None:
+        return None
+    err = next(iter(received(run).errors("instrument")), None)
+    if err is not None:
+        return f"{where(source, err)}the instrumented run failed: {err.message}"
+    if run.ended == "timeout" and run.last_started == "instrument":
+        return "the instrumented run did not finish in time"
+    return None
+
+
+def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_run) -> None:
+    """On the simulator a kernel's body runs as Python, which could compute the answer on the
+    host or tamper with the child; a body Numba compiles for a GPU can do neither. So correctness
+    passed on the simulator counts only when the compile child (which runs no student code)
+    compiled the same kernel, with the same constants. Changes ``tests`` in place."""
+    crx = received(compiled_run)
+    facts, built = crx.first(Compiled), crx.first(Imported)
+    ran = received(run).first(Imported)
+    if facts is not None and ran is not None and built is not None \
+            and ran.constants == built.constants:
+        return
+    err = next(iter(crx.errors("compile", "import", "contract")), None)
+    if facts is None and err is not None and "NvvmSupportError" in err.message:
+        return  # NVVM missing here: nothing to check against (the concept test says so)
+    why = ("it does not compile for a real GPU (see the concept test)" if facts is None
+           else "the compile check built different constants")
+    for i, t in enumerate(tests):
+        if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
+            tests[i] = TestResult(t.name, t.kind, t.visibility, Status.ERROR, 0.0, t.max_points,
+                                  f"right on the simulator, but {why}, so the simulator's "
+                                  "result does not count")
+
+
+def skipped_note(source: Source, run) -> str:
+    """The instructor's note naming the top-level statements the child skipped (at most 6)."""
+    rx = received(run)
+    rec = rx.first(Imported) or next(iter(rx.errors("contract")), None)
+    items = rec.skipped if rec else None
+    if not items:
+        return ""
+    shown = []
+    for lineno, reason in items[:6]:
+        code = source.line_text(lineno)[:60]
+        shown.append(f"{source.where(lineno)}" + (f" (`{code}`)" if code else "")
+                     + f": {reason[:160]}")
+    more = f" and {len(items) - len(shown)} more" if len(items) > len(shown) else ""
+    return ("the grader runs only your imports of numba, numpy and math, constant assignments "
+            "and function definitions; it skipped " + "; ".join(shown) + more)
+
+
+def phase_split(run, compiled_run, timing_run=None) -> dict[str, float]:
+    """Seconds per phase of the child, from when its records arrived: ``startup`` (interpreter,
+    numba, CUDA context), ``import``, ``compile``, ``tests``, ``timing_child``,
+    ``compile_child``; ``total`` wall time."""
+    rx = received(run)
+    split, last = {}, 0.0
+    for phase, kind in (("startup", Hello), ("import", Imported), ("compile", Compiled)):
+        rec = rx.first(kind)
+        if rec is not None and rec.arrived is not None:
+            split[phase] = round(rec.arrived - last, 3)
+            last = rec.arrived
+    cases = [r.arrived for r in rx.records if r.arrived is not None and (
+        type(r) is CaseResult or (type(r) is Error and r.phase == "run"))]
+    if cases:
+        split["tests"] = round(max(cases) - last, 3)
+        last = max(cases)
+    if timing_run is not None:
+        split["timing_child"] = round(timing_run.seconds, 3)
+    split["total"] = round(run.seconds, 3)
+    if compiled_run is not None and compiled_run is not run:
+        split["compile_child"] = round(compiled_run.seconds, 3)
+    return split

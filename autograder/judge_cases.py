@@ -1,0 +1,207 @@
+"""Judging a child's records (:mod:`autograder.protocol`) into correctness tests: the outputs of
+each case against the float64 reference, a function's value against the expected one, and what
+a child that never got that far means. Pure: a function of the exercise, the submission's
+source, the planned cases and the children's records and endings; it starts nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import diagnostics, shapes
+from .compare import check_margins, compare_output, wrong_mask
+from .exercises.base import Exercise
+from .protocol import (CaseResult, Error, Imported, ProtocolError, Rejected, parse,
+                       received)
+from .results import Kind, Status, TestResult
+from .submission import Source
+
+SIM_SKIP = ("the simulator runs one Python thread per CUDA thread, so this size runs on a GPU "
+            "only")
+TIMING_NAME = "timing: against the instructor's kernel"
+# Phases whose error rules out every case passing (so the timing child is stopped).
+SPOILS_TIMING = ("environment", "import", "contract", "run")
+
+
+def concept_name(exercise: Exercise) -> str:
+    """The concept test's name: ``"concept: "`` and its description up to the first colon."""
+    return "concept: " + exercise.concept.description.split(":")[0]
+
+
+def where(source: Source, err: Error) -> str:
+    """``"submission.py:12 (`code`): "`` for an error record that names a line, else ``""``."""
+    if not err.lineno:
+        return ""
+    code = source.line_text(err.lineno)
+    return f"{source.where(err.lineno)}" + (f" (`{code}`)" if code else "") + ": "
+
+
+def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
+    """Every test of ``exercise`` (cases, concept, timing, diagnostics) with one status and
+    message and no points: a submission that never reached its cases."""
+    tests = [TestResult(c.name, Kind.CORRECTNESS, c.visibility, status, 0.0, c.points, message)
+             for c in exercise.cases]
+    if exercise.concept:
+        tests.append(TestResult(concept_name(exercise), Kind.CONCEPT, "hidden", status, 0.0,
+                                exercise.concept.points, message))
+    if exercise.timing:
+        tests.append(TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, 0.0,
+                                exercise.timing.points, message))
+    return tests + diagnostics.all_tests(exercise, status, message)
+
+
+def once(tests: list[TestResult], rest: str) -> list[TestResult]:
+    """``tests`` that all carry one message: the first public one (else the first) keeps it,
+    the others say ``rest``, so a report shows the problem once."""
+    keep = next((t for t in tests if t.visibility == "public"), tests[0] if tests else None)
+    for t in tests:
+        if t is not keep:
+            t.message = rest
+    return tests
+
+
+def output_hint(run) -> str:
+    """The last lines the child printed, for a message about a child that ended early."""
+    tail = run.output.strip().splitlines()[-3:]
+    return (" Last output: " + " | ".join(tail)) if tail else ""
+
+
+def early_failure(source: Source, run) -> tuple[Status, str] | None:
+    """If the child (a :class:`autograder.sandbox.ChildRun`) never got past import and contract
+    checks, the status and message for all tests (a timed-out run says which limit ran out)."""
+    rx = received(run)
+    if rx.first(Imported):
+        return None
+    for err in rx.errors("import", "contract"):
+        what = ("importing your code failed" if err.phase == "import"
+                else "your code does not fit the exercise")
+        return Status.ERROR, f"{where(source, err)}{what}: {err.message}"
+    if run.ended == "timeout":
+        return Status.TIMEOUT, ("your code's top-level statements did not finish in time "
+                                + run.timeout_text("is there an endless loop outside the kernel?"))
+    return Status.ERROR, (f"the grading process ended while importing your code (exit code "
+                          f"{run.exit_code}); does it call exit() or kill processes?"
+                          + output_hint(run))
+
+
+def case_outputs(rx) -> dict:
+    """The first ``case`` record per case id (the one that counts): a
+    :class:`~autograder.protocol.CaseResult`, or :class:`~autograder.protocol.Rejected`."""
+    first: dict = {}
+    for r in rx.records:
+        if type(r) is CaseResult or (type(r) is Rejected and r.kind == "case"):
+            first.setdefault(r.id, r)
+    return first
+
+
+def case_errors(rx) -> dict:
+    """The first ``error`` record of phase ``run`` per case id."""
+    errors: dict = {}
+    for err in rx.errors("run"):
+        errors.setdefault(err.id, err)
+    return errors
+
+
+def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
+               errors: dict, run, consts: dict) -> tuple:
+    """One planned case (:class:`autograder.plan.PlannedCase`): (status, points, message) or
+    (status, points, message, details). ``outputs`` and ``errors``: :func:`case_outputs` and
+    :func:`case_errors`. May raise for outputs that do not fit (the caller says so)."""
+    spec = c.spec
+    if backend == "sim" and not spec.sim:
+        return Status.SKIPPED, 0.0, spec.why_gpu or SIM_SKIP
+    if c.id in errors:
+        what = "function" if exercise.contract.functions else "kernel"
+        return (Status.ERROR, 0.0,
+                f"{where(source, errors[c.id])}your {what} raised {errors[c.id].message}")
+    if c.id not in outputs:
+        if run.ended == "timeout" and run.last_started == c.id:
+            # CPU clock: the simulator, where a barrier some threads never reach does not hang
+            loop = ("an endless loop?" if run.timeout_reason == "cpu"
+                    else "an endless loop, or a barrier some threads never reach?")
+            who = "your function" if exercise.contract.functions else "the kernel"
+            return Status.TIMEOUT, 0.0, f"{who} did not finish in time {run.timeout_text(loop)}"
+        if run.ended == "timeout":
+            return Status.TIMEOUT, 0.0, "not run: an earlier test ran out of time"
+        return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "
+                                   f"{run.exit_code}) or an earlier kernel broke the GPU context"
+                                   + output_hint(run))
+    got = outputs[c.id]
+    if type(got) is Rejected:
+        raise ProtocolError(got.reason)
+    if exercise.contract.functions:
+        if got.value is None:
+            raise ProtocolError("case record without a value")
+        if spec.params.get("against_driver"):  # the driver's occupancy calculator, on this GPU
+            return judge_value({**spec.params, "args": got.args or {}}, got.value, got.expected,
+                               spec.points, "the driver's occupancy calculator")
+        expected = exercise.reference(c.inputs, spec.params)["value"]
+        return judge_value(spec.params, got.value, expected, spec.points)
+    expected = exercise.reference(c.inputs, {**spec.params, **consts})
+    problems, masks = [], []
+    for name, (shape, _) in c.outputs.items():
+        shape = shapes.evaluate(shape, spec.params, consts)
+        buf = got.outputs[name]
+        margin_msg = check_margins(name, buf, tuple(shape))
+        out = buf[(buf.size - int(np.prod(shape))) // 2:][: int(np.prod(shape))].reshape(shape)
+        ok, msg = compare_output(name, out, expected[name], exercise.tolerance)
+        if not ok:
+            problems.append(msg)
+            masks.append(wrong_mask(name, out, expected[name], exercise.tolerance))
+        if margin_msg:
+            problems.append(margin_msg)
+    if problems:
+        masks = [m for m in masks if m]
+        return Status.FAILED, 0.0, "; ".join(problems), ({"wrong_masks": masks} if masks else None)
+    return Status.PASSED, spec.points, "correct"
+
+
+def judge_value(params: dict, got, expected, points: float, source: str = "expected") -> tuple:
+    """A function exercise's case: exact for ints, relative 1e-9 for floats."""
+    call = f"{params['call']}({', '.join(f'{k}={v}' for k, v in params['args'].items())})"
+    if not isinstance(expected, (int, float, np.integer, np.floating)):
+        return Status.ERROR, 0.0, f"{call}: no value to compare with ({source})"
+    if isinstance(expected, (int, np.integer)):
+        ok = got == expected
+    else:
+        ok = abs(got - expected) <= 1e-9 * max(1.0, abs(expected))
+    if ok:
+        return Status.PASSED, points, f"{call} = {got}"
+    return Status.FAILED, 0.0, f"{call} returned {got}, {source} says {expected}"
+
+
+def spoils_timing(header) -> bool:
+    """True for a correctness child's record header after which the kernel cannot pass every
+    case: an error of the environment check, the import, the contract or a case (``phase``
+    ``run``). A ``compile`` error (the PTX for the concept test) does not decide the cases;
+    a header that is no valid record is left to :func:`passed_every_case`."""
+    if not isinstance(header, dict) or header.get("type") != "error":
+        return False
+    try:
+        err = parse(header)
+    except ProtocolError:
+        return False
+    return err.phase in SPOILS_TIMING
+
+
+def ran_every_case(run, cases) -> bool:
+    """True when the child returned outputs for every case (timing a broken kernel is moot)."""
+    rx = received(run)
+    done = {r.id for r in rx.all(CaseResult)}
+    return rx.first(Imported) is not None and all(c.id in done for c in cases)
+
+
+def passed_every_case(exercise: Exercise, source: Source, run, cases) -> bool:
+    """True when the GPU correctness child returned every case's outputs and each is correct
+    (:func:`judge_case`): only then is the timing child let measure. Any doubt (an error
+    record, a rejected record) is False."""
+    rx = received(run)
+    if not ran_every_case(run, cases) or any(type(r) is Rejected for r in rx.records):
+        return False
+    if rx.errors(*SPOILS_TIMING):
+        return False
+    try:
+        consts = rx.first(Imported).constants
+        return all(judge_case(exercise, source, "gpu", c, case_outputs(rx), {}, run, consts)[0]
+                   is Status.PASSED for c in cases)
+    except Exception:  # an output that does not fit: collect says what it was
+        return False

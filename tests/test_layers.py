@@ -1,0 +1,171 @@
+"""The package's layers: every module of ``autograder`` belongs to one layer below, and imports
+only from its own layer or a lower one (every import statement counts, those inside functions
+too). Parsed with ``ast``: nothing is imported.
+
+Lowest first:
+
+1. **foundations**: data, the wire format between grader and child, the exercise registry, pure
+   helpers. No grading, no processes started.
+2. **child**: what runs in the child process (``python -m autograder.harness``). It never imports
+   the grader's side: the sandbox, the grading steps or the entry points.
+3. **sandbox**: starting, limiting and watching one child.
+4. **grading steps**: choosing the device, planning, running the children, judging their
+   records (the judges are pure: see :func:`test_the_judges_start_nothing`), diagnostics, hints.
+5. **entry points**: :func:`autograder.grader.grade` and what calls it once per submission.
+6. **front ends**: the command line, reports, nbgrader, Gradescope, generated docs.
+"""
+
+from __future__ import annotations
+
+import ast
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "autograder"
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("foundations", ("autograder", "errors", "results", "channel", "protocol", "shapes",
+                     "buffers", "ptx", "compare", "timing", "occupancy", "definitions",
+                     "submission", "exercises", "exercises.*", "instrument", "instrument.*",
+                     "gpulock", "reaper", "store", "sanitizer", "known_bad", "discovery",
+                     "preflight")),
+    ("child", ("harness", "child_*")),
+    ("sandbox", ("sandbox",)),
+    ("grading steps", ("devices", "plan", "judge_cases", "judge", "diagnostics", "hints",
+                       "children")),
+    ("entry points", ("grader", "batch", "self_check")),
+    ("front ends", ("cli", "docs", "report", "report.*", "nbgrader", "nbgrader.*", "gradescope",
+                    "gradescope.*")),
+]
+
+# Imports that go up a layer, each with its reason. The test fails when one disappears, so the
+# list only shrinks.
+# preflight.py holds two jobs: the package facts that the child and the sandbox compare (down
+# here) and the instructor solution's check, which grades it and fingerprints the sandbox (an
+# entry point's job, inside functions). Splitting the module removes both entries.
+ALLOWED_UPWARD = {
+    ("preflight", "grader"): "the preflight grades the instructor solution with grader.grade",
+    ("preflight", "sandbox"): "the preflight cache's key names the sandbox's mode and import path",
+}
+
+# Modules that must judge without side effects, and what they may not import.
+PURE = ("judge", "judge_cases")
+IMPURE = ("sandbox", "children", "gpulock", "preflight", "subprocess", "threading", "os",
+          "multiprocessing")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) or "autograder"
+
+
+def _is_module(dotted: str) -> bool:
+    base = PACKAGE.joinpath(*dotted.split(".")) if dotted else PACKAGE
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file() or (
+        base.is_dir() and any(base.glob("*.py")))
+
+
+def _imports(path: Path, text: str | None = None) -> list[tuple[str, int, bool]]:
+    """(imported module, relative to the package, or ``"autograder"``; line; at module level)
+    for each import of the package, plus ``("!" + name, ...)`` for other top-level packages.
+    ``text``: the module's source (default: read from ``path``)."""
+    text = path.read_text(encoding="utf-8") if text is None else text
+    tree = ast.parse(text, str(path))
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else (name.rpartition(".")[0] or "autograder")
+    top_level = {id(n) for n in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ("autograder." + package if package != "autograder" else "autograder")
+                base = ".".join(base.split(".")[: len(base.split(".")) - node.level + 1])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            targets = [f"{module}.{a.name}" if module.startswith("autograder") and _is_module(
+                f"{module}.{a.name}".removeprefix("autograder").lstrip(".")) else module
+                for a in node.names]
+        else:
+            continue
+        for target in targets:
+            if target == "autograder" or target.startswith("autograder."):
+                found.append((target.removeprefix("autograder.") if target != "autograder"
+                              else "autograder", node.lineno, id(node) in top_level))
+            else:
+                found.append(("!" + target.split(".")[0], node.lineno, id(node) in top_level))
+    return found
+
+
+def _layer(module: str) -> int | None:
+    for i, (_, patterns) in enumerate(LAYERS):
+        if any(fnmatchcase(module, p) for p in patterns):
+            return i
+    return None
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in MODULES if _layer(m) is None] == []
+
+
+def test_no_module_imports_from_a_higher_layer():
+    upward, used = [], set()
+    for module, path in MODULES.items():
+        for target, line, _ in _imports(path):
+            if target.startswith("!") or _layer(target) is None:
+                continue
+            if _layer(target) > _layer(module):
+                if (module, target) in ALLOWED_UPWARD:
+                    used.add((module, target))
+                    continue
+                upward.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module} "
+                              f"({LAYERS[_layer(module)][0]}) imports {target} "
+                              f"({LAYERS[_layer(target)][0]})")
+    assert upward == []
+    assert used == set(ALLOWED_UPWARD), "an allowed upward import is gone: remove it from the list"
+
+
+def test_the_child_never_imports_the_grader_side():
+    grader_side = {m for m in MODULES if _layer(m) > _layer("harness")}
+    for module in ("harness", *(m for m in MODULES if m.startswith("child_"))):
+        assert {t for t, _, _ in _imports(MODULES[module])} & grader_side == set(), module
+
+
+def test_the_child_imports_numba_only_inside_functions():
+    """The harness chooses the backend (``NUMBA_ENABLE_CUDASIM``, read when Numba is imported)
+    before Numba is imported: no module of the child may import it at module level."""
+    for module in ("harness", *(m for m in MODULES if m.startswith("child_")), "protocol",
+                   "channel", "preflight", "buffers", "shapes", "definitions"):
+        at_top = [line for t, line, top in _imports(MODULES[module])
+                  if top and t in ("!numba", "!numba_cuda", "!llvmlite")]
+        assert at_top == [], f"{module} imports numba at module level (line {at_top})"
+
+
+def test_the_judges_start_nothing():
+    for module in PURE:
+        imported = {t.lstrip("!") for t, _, _ in _imports(MODULES[module])}
+        assert imported & set(IMPURE) == set(), module
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from .sandbox import run_child\n", "sandbox"),
+    ("from . import grader\n", "grader"),
+    ("def f():\n    from .judge import collect\n", "judge"),
+    ("import autograder.report.html\n", "report.html"),
+    ("from .instrument import instrumented_launch\n", "instrument"),
+])
+def test_imports_are_found_wherever_they_are(source, expected):
+    """The parser sees relative, absolute and function-level imports (else the rule above
+    would pass vacuously)."""
+    assert expected in {t for t, _, _ in _imports(PACKAGE / "harness.py", source)}
+    assert expected in {t for t, _, _ in _imports(PACKAGE / "report" / "html.py",
+                                                  source.replace("from .", "from .."))}

@@ -1,0 +1,120 @@
+"""The typed protocol between grader and child (autograder.protocol): every record kind survives
+the channel's framing unchanged, and a record of an unknown kind or with fields that do not fit
+its kind is rejected, so the grader judges it an error instead of crashing. No child process."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from autograder import exercises, judge, plan, protocol
+from autograder.channel import encode, read_record
+from autograder.protocol import (CaseResult, Compiled, Device, Done, Error, Hello, Imported,
+                                 Instrumented, Kernel, ProtocolError, Ready, Received, Rejected,
+                                 Start, TimingSamples, parse)
+from autograder.results import Status
+from autograder.sandbox import ChildRun
+from autograder.submission import load_source
+
+EXAMPLES = [
+    Device("NVIDIA H200", [9, 0], multiprocessors=132, max_threads_per_sm=2048),
+    Hello(1234, {"numpy": {"version": "2.4.6", "path": "/x/numpy"}, "numba": None}),
+    Error("run", "IndexError: index 16 is out of bounds", 12, id=3, fatal=False),
+    Error("contract", "the submission does not define TILE_WIDTH", skipped=[[4, "a call"]]),
+    Imported({"TILE_WIDTH": 16}, [[7, "an if block"]]),
+    Compiled(".version 8.4\n.target sm_90\n"),
+    Start(0), Start("timing"),
+    CaseResult(2, {"C": np.arange(12, dtype=np.float32)}),
+    CaseResult(1, value=8, expected=8, args={"threads_per_block": 256}),
+    Kernel(32, 2048, 0, 1024),
+    Instrumented({"races": [], "blocks_run": 4}),
+    Ready(),
+    TimingSamples([1.0, 1.1], [0.9, 1.0], [1.0, 1.0], [1.0, 1.01], 3, 2.5),
+    Done(),
+]
+
+
+def _through_channel(record):
+    stream = io.BytesIO(encode(record.to_header(), record.arrays()))
+    header, arrays = read_record(stream)
+    return parse(header, arrays)
+
+
+@pytest.mark.parametrize("record", EXAMPLES, ids=lambda r: r.TYPE)
+def test_every_kind_survives_the_channel(record):
+    back = _through_channel(record)
+    assert type(back) is type(record)
+    for name in record.__dataclass_fields__:
+        want, got = getattr(record, name), getattr(back, name)
+        if isinstance(want, dict) and any(isinstance(v, np.ndarray) for v in want.values()):
+            assert want.keys() == got.keys()
+            assert all(np.array_equal(want[k], got[k]) for k in want)
+        else:
+            assert got == want, name
+
+
+def test_every_kind_has_an_example():
+    assert {type(r) for r in EXAMPLES} == set(protocol.KINDS.values())
+
+
+@pytest.mark.parametrize("header, arrays, why", [
+    ({"type": "bogus"}, {}, "unknown record type"),
+    ("not a dict", {}, "not an object"),
+    ({"type": "case", "id": 0}, {}, "without outputs or value"),
+    ({"type": "case", "id": 0}, {"C": "not an array"}, "not an array"),
+    ({"type": "case", "value": 3}, {}, "without id"),
+    ({"type": "case", "id": True, "value": 3}, {}, "id is bool"),
+    ({"type": "error", "phase": "lunch", "message": "x"}, {}, "phase is str"),
+    ({"type": "error", "phase": "run"}, {}, "without message"),
+    ({"type": "imported", "constants": {"TILE_WIDTH": "16"}}, {}, "constants is dict"),
+    ({"type": "timing", "student_ms": [1.0]}, {}, "without instructor_ms"),
+    ({"type": "compiled", "ptx": 42}, {}, "ptx is int"),
+])
+def test_records_that_do_not_fit_their_kind_are_rejected(header, arrays, why):
+    with pytest.raises(ProtocolError, match=why):
+        parse(header, arrays)
+    (rejected,) = Received([(header, arrays)]).records
+    assert type(rejected) is Rejected
+
+
+def test_the_sandbox_s_arrival_stamp_is_read():
+    rx = Received([({"type": "hello", "pid": 1, "_arrived": 0.25}, {})])
+    assert rx.first(Hello).arrived == 0.25 and rx.first(Imported) is None
+
+
+def test_a_request_round_trips():
+    ex = exercises.get("tiled_matmul")
+    cases = plan.make_cases(ex, 3)[:2]
+    source = exercises.solution_path(ex)
+    wire = plan.request(ex, "sim", ["run", "instrument"], source, cases, None,
+                        diagnose=plan.diagnose_case(ex, 3))
+    req = protocol.Request.from_dict(wire)
+    assert req.phases == ["run", "instrument"] and [c.id for c in req.cases] == [0, 1]
+    assert req.diagnose.id == "diagnose" and req.diagnose.max_blocks == ex.diagnose.max_blocks
+    assert np.array_equal(req.cases[1].inputs["A"], cases[1].inputs["A"])
+    assert req.source_text == source.read_text(encoding="utf-8")
+    again = req.to_dict()
+    assert again.keys() == wire.keys() and again["cases"][0]["params"] == cases[0].spec.params
+
+
+def test_a_malformed_case_record_is_that_case_s_error_not_a_crash():
+    """The first record per case counts; a rejected one makes its case an error, and the
+    other cases are judged as usual."""
+    ex = exercises.get("tiled_matmul")
+    cases = [c for c in plan.make_cases(ex, 7) if c.spec.params["width"] <= 17]
+    run = ChildRun(records=[({"type": "imported", "constants": {"TILE_WIDTH": 16}}, {})])
+    for c in cases:
+        out = ex.reference(c.inputs, {**c.spec.params, "TILE_WIDTH": 16})["C"]
+        arrays = {"C": out.astype(np.float32).reshape(-1)} if c is not cases[0] else {}
+        run.records.append(({"type": "case", "id": c.id}, arrays))
+    run.records.append(({"type": "case", "id": cases[0].id}, {"C": np.zeros(1)}))  # too late
+    run.records.append(({"type": "done"}, {}))
+    source = load_source(exercises.solution_path(ex))
+    tests = judge.collect(replace(ex, concept=None, timing=None), source, "sim", cases, run,
+                          None, None, [])
+    assert tests[0].status is Status.ERROR
+    assert "malformed result (case record without outputs or value)" in tests[0].message
+    assert all(t.status is Status.PASSED for t in tests[1:]) and len(tests) == len(cases)
