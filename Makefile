@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test install gpu-checks clean sandbox-check system-deps
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements-lock.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -c requirements-lock.txt -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)

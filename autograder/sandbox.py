@@ -16,11 +16,12 @@ Two ways to run the child, chosen once per grader process (:func:`sandbox_status
   loader's files in ``/etc``), the Python installation and virtual environment, every folder the
   grader's own imports come from (PYTHONPATH entries, the user site, conda prefixes: see
   :func:`import_path`, searched by the child in the grader's order), the ``autograder``
-  package (without any installed ``solutions``) and the scratch folder with the submission,
+  package (each exercise folder's solution, known-bad submissions and notebook source hidden)
+  and the scratch folder with the submission,
   read-only; a private ``/tmp`` (a size-capped tmpfs, also its working folder and
   ``HOME``); no network (``--unshare-net``); its own PID namespace (``--unshare-pid``: it cannot
   see or signal the grader, and every process it starts dies with it); no capabilities; and
-  ``--die-with-parent``. The project's ``solutions/``, ``tests/``, ``.git``, other users' files
+  ``--die-with-parent``. The project's ``tests/``, ``examples/``, ``.git``, other users' files
   and other submissions are simply not there. GPU device nodes (``/dev/nvidia*``) and ``/sys``
   are passed through only where a GPU is present.
 * **plain**: a child process under :mod:`autograder.reaper` (a subreaper that kills every
@@ -270,12 +271,12 @@ def _covered(path: Path, bound: list[Path]) -> bool:
 
 
 def _hidden_from_children() -> tuple[list[Path], list[Path]]:
-    """(folders no bind may contain, lie in or be: the checkout's solutions, tests, examples,
-    assignments and .git; folders no bind may contain or be: the temporary folder, where other
+    """(folders no bind may contain, lie in or be: the checkout's tests, examples and .git;
+    folders no bind may contain or be: the temporary folder, where other
     submissions' scratch folders are)."""
     inside = []
     if (PROJECT_ROOT / "pyproject.toml").is_file():  # a source checkout, not site-packages
-        inside = [PROJECT_ROOT / n for n in ("tests", "examples", "assignments", ".git")
+        inside = [PROJECT_ROOT / n for n in ("tests", "examples", ".git")
                   if (PROJECT_ROOT / n).exists()]
     return [p.resolve() for p in inside], [Path(tempfile.gettempdir()).resolve()]
 
@@ -283,7 +284,8 @@ def _hidden_from_children() -> tuple[list[Path], list[Path]]:
 def _instructor_files_hidden() -> list[str]:
     """bwrap arguments that hide, inside the bound package, what only the instructor sees: each
     exercise folder's solution (an empty file in its place), known-bad submissions and notebook
-    source (empty folders and files), and the packaged assignments."""
+    source (empty folders and files), and a folder of solutions named by
+    ``$KERNELGRADE_SOLUTIONS``."""
     from . import exercises
 
     args: list[str] = []
@@ -294,8 +296,9 @@ def _instructor_files_hidden() -> list[str]:
                 args += ["--ro-bind", "/dev/null", str(folder / f)]
         if (folder / exercises.MUTANTS).is_dir():
             args += ["--tmpfs", str(folder / exercises.MUTANTS)]
-    if (PACKAGE_DIR / "assignments").is_dir():
-        args += ["--tmpfs", str(PACKAGE_DIR / "assignments")]
+    extra = os.environ.get(exercises.SOLUTIONS_ENV)  # e.g. inside a bound venv or course
+    if extra and Path(extra).is_dir():
+        args += ["--tmpfs", str(Path(extra).resolve())]
     return args
 
 

@@ -133,22 +133,33 @@ def test_off_mode_runs_plain_children_with_a_note(monkeypatch):
         "sandbox: bubblewrap unavailable (KERNELGRADE_SANDBOX=off); ran in a plain child process")
 
 
-def test_bubblewrap_hides_the_project(tmp_path):
+def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
     """Where bubblewrap runs, the child's view has the package and the venv, nothing else of the
-    project, no network and only its own processes."""
+    project (each exercise folder's solution empty, its mutants and any $KERNELGRADE_SOLUTIONS
+    folder gone), no network and only its own processes."""
     if not sandbox.sandbox_status().available:
         pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
     import subprocess
     import sys
 
+    solutions = tmp_path / "instructor" / "solutions"
+    solutions.mkdir(parents=True)
+    (solutions / "tiled_matmul.py").write_text("TILE_WIDTH = 16\n")
+    monkeypatch.setenv("KERNELGRADE_SOLUTIONS", str(solutions))
+    work = tmp_path / "work"
+    work.mkdir()
     probe = ("import os, socket\n"
-             "root = os.path.dirname(os.path.dirname(os.path.abspath(__import__('autograder')"
-             ".__file__)))\n"
+             "pkg = os.path.dirname(os.path.abspath(__import__('autograder').__file__))\n"
+             "root = os.path.dirname(pkg)\n"
              "print(sorted(os.listdir(root)))\n"
              "print(sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
              "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2); print('net')\n"
-             "except OSError:\n    print('no net')\n")
-    out = subprocess.run(sandbox._bwrap_command(tmp_path, gpu=False)
+             "except OSError:\n    print('no net')\n"
+             "folder = os.path.join(pkg, 'exercises', 'tiled_matmul')\n"
+             "print(os.path.getsize(os.path.join(folder, 'solution.py')),"
+             " os.listdir(os.path.join(folder, 'mutants')),"
+             f" os.path.exists({str(solutions / 'tiled_matmul.py')!r}))\n")
+    out = subprocess.run(sandbox._bwrap_command(work, gpu=False)
                          + ["--", sys.executable, "-P", "-c", probe],
                          capture_output=True, text=True, env=sandbox._child_env("sim"),
                          timeout=60)
@@ -159,6 +170,7 @@ def test_bubblewrap_hides_the_project(tmp_path):
     assert not {"solutions", "tests", ".git", "examples"} & set(visible), visible
     assert eval(lines[1]) == ["1", "2"]
     assert lines[2] == "no net"
+    assert lines[3] == "0 [] False", lines[3]  # no solution, no mutant, no solutions folder
 
 
 PLAIN_SUBSET = ["kill_parent", "fork_left_behind", "os_exit_in_function", "channel_flood"]

@@ -29,7 +29,8 @@ NOTEBOOK = "notebook.py"
 MUTANTS = "mutants"
 
 #: A folder of instructor solutions (``<name>.py`` or ``<name>/solution.py``), for an installed
-#: kernelgrade that carries none; ``course build`` sets it from the course's instructor folder.
+#: kernelgrade that carries none; a course's nbgrader_config.py sets it to the course's
+#: ``instructor/solutions`` (``autograder course build`` copies them there).
 SOLUTIONS_ENV = "KERNELGRADE_SOLUTIONS"
 
 
@@ -79,7 +80,8 @@ def solution_path(exercise: Exercise | str) -> Path:
             return path
     raise FileNotFoundError(
         f"no instructor solution for {name}: looked at {', '.join(map(str, candidates))} "
-        f"(an installed kernelgrade carries none; set {SOLUTIONS_ENV} to a folder of solutions)")
+        f"(an installed kernelgrade carries none: pass --solutions DIR or set {SOLUTIONS_ENV} "
+        "to a folder of solutions, e.g. a course's instructor/solutions)")
 
 
 def mutants(name: str) -> list[Path]:

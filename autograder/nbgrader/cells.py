@@ -3,7 +3,7 @@
 Stored grades do not come from here. ``nbgrader autograde`` grades with the preprocessor
 :class:`autograder.nbgrader.preprocessor.GradeWithAutograder`, in nbgrader's own process, from
 the submitted notebook's cells; the grade cells of the assignment notebooks hold only a comment
-(see ``assignments/make_notebooks.py``). Anything that runs in a student's kernel can be rewritten
+(see :mod:`autograder.nbgrader.authoring`). Anything that runs in a student's kernel can be rewritten
 by the student's code (this module can be monkeypatched there), so it must never be what a
 gradebook stores.
 

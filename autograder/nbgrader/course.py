@@ -3,6 +3,9 @@
 ``autograder course build DIR`` (see :func:`build_course`) makes::
 
     DIR/nbgrader_config.py           database, device, how notebooks are graded (CONFIG_TEMPLATE)
+    DIR/instructor/solutions/<name>.py   the instructor solutions the grader times against and
+                                     checks itself with (``$KERNELGRADE_SOLUTIONS``, set by the
+                                     config: an installed kernelgrade carries none)
     DIR/source/<assignment>/<name>.ipynb   the instructor notebooks, built at build time from the
                                      exercise folders (:mod:`autograder.nbgrader.authoring`)
     DIR/submitted/<student>/<assignment>/...   only with --submitted (e.g. examples/submitted)
@@ -62,6 +65,8 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 # Device the grader runs students' kernels on (read by autograder's GradeWithAutograder in
 # nbgrader's process): auto = a GPU when there is one, else Numba's CUDA simulator.
 os.environ.setdefault("KERNELGRADE_DEVICE", {device!r})
+# The instructor solutions (copied here by `course build`; never released to students).
+os.environ.setdefault("KERNELGRADE_SOLUTIONS", os.path.join(HERE, "instructor", "solutions"))
 {sim_line}
 # `nbgrader autograde` grades with autograder's GradeWithAutograder, outside any kernel the
 # student's code ran in: it grades the submitted notebook's code cells in the grader's sandboxed
@@ -219,6 +224,12 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     assignments = [rel.parts[1] for rel in notebooks]
+    solutions = root / "instructor" / "solutions"
+    solutions.mkdir(parents=True, exist_ok=True)
+    for ex in course_exercises(names):
+        solution = exercises.solution_path(ex)
+        if solution.resolve() != (solutions / f"{ex.name}.py").resolve():
+            shutil.copyfile(solution, solutions / f"{ex.name}.py")
     if submitted is not None:
         shutil.copytree(Path(submitted), root / "submitted", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))

@@ -3,6 +3,8 @@ example class made from the release notebooks."""
 
 from __future__ import annotations
 
+import os
+
 import json
 import re
 import shutil
@@ -26,8 +28,14 @@ PARAMS = pytest.mark.parametrize("name", NAMES)
 
 # --- building the course (no nbgrader run) ------------------------------------------------------
 
-def test_build_writes_config_and_the_source_notebooks_built_from_the_folders(tmp_path):
+def test_build_writes_config_and_the_source_notebooks_built_from_the_folders(tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.delenv("KERNELGRADE_SOLUTIONS", raising=False)  # loading the config sets it
     root = build_course(tmp_path / "course", device="sim", cell_timeout=33)
+    # the instructor's folder holds the solutions an installed kernelgrade grades against
+    for name in NAMES:
+        copied = root / "instructor" / "solutions" / f"{name}.py"
+        assert copied.read_bytes() == exercises.solution_path(name).read_bytes()
     for name in NAMES:  # source/<NN_name>/<name>.ipynb for every registered exercise
         ex = exercises.get(name)
         written = root / "source" / ex.assignment / f"{name}.ipynb"
@@ -35,6 +43,7 @@ def test_build_writes_config_and_the_source_notebooks_built_from_the_folders(tmp
     assert sorted(p.name for p in (root / "source").iterdir()) == sorted(ASSIGNMENTS)
     assert not list((root / "source").rglob("*.py"))  # no notebook.py, no solution.py
     cfg = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    assert os.environ["KERNELGRADE_SOLUTIONS"] == str(root / "instructor" / "solutions")
     assert cfg.CourseDirectory.root == str(root)
     assert cfg.CourseDirectory.db_url == f"sqlite:///{root / 'gradebook.db'}"
     assert cfg.Execute.raise_on_iopub_timeout is False
