@@ -44,7 +44,7 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
     diagnostics), with no timing test, so it needs no instructor solution (a notebook's public
     tests: :mod:`autograder.nbgrader.public`); None grades everything.
     ``preflight``: first check that the instructor solution gets full marks in the same sandbox
-    on the same device (:mod:`autograder.preflight`; once per process, exercise and device).
+    on the same device (:mod:`autograder.preflight`; a passed one is remembered on disk).
     False only for the preflight's own run and ``autograder solutions`` (which grades the
     solutions itself); a public run (``visibility``) has no solution to check and skips it.
     Raises :class:`autograder.exercises.UnknownExercise` and ``ValueError`` for bad arguments,

@@ -4,8 +4,9 @@ fresh-Python floor; the goals' table last, in markdown.
 Measured, each as a user runs it (fresh processes, the ``autograder`` command line):
 
 * **floor**: a fresh Python that imports Numba, compiles the instructor's ``tiled_matmul`` and
-  launches it once on a 64×64 problem (what no grading can beat: interpreter, Numba, CUDA
-  context or simulator start-up, one JIT);
+  launches it once (what no grading can beat: interpreter, Numba, CUDA context or simulator
+  start-up, one JIT): 64×64 on a GPU; on the simulator 33×33, the largest simulator case, with
+  the harness's thread switch interval (``autograder.harness.SIM_SWITCH_INTERVAL``);
 * **grade**: ``autograder grade SOLUTION -e tiled_matmul --json`` with ``--no-sanitize`` and
   (on a GPU) with the sanitizer, each with a *cold* preflight (an empty cache folder:
   the instructor solution is graded first, :mod:`autograder.preflight`) and a *warm* one (a
@@ -54,16 +55,19 @@ from autograder.grader import gpu_count, resolve_device  # noqa: E402
 EXERCISE = "tiled_matmul"
 AG = [sys.executable, "-m", "autograder.cli"]
 
-# The floor: import Numba, compile the solution, launch it once (argv: solution path, backend).
+# The floor: import Numba, compile the solution, launch it once (argv: solution path, width,
+# switch interval or "").
 FLOOR = r"""
 import importlib.util, math, sys, time
 t0 = time.perf_counter()
+if sys.argv[3]:
+    sys.setswitchinterval(float(sys.argv[3]))
 import numpy as np
 from numba import cuda
 spec = importlib.util.spec_from_file_location("solution", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
-w, t = 64, mod.TILE_WIDTH
+w, t = int(sys.argv[2]), mod.TILE_WIDTH
 rng = np.random.default_rng(0)
 A = rng.standard_normal((w, w), dtype=np.float32)
 B = rng.standard_normal((w, w), dtype=np.float32)
@@ -107,11 +111,16 @@ def _p50(values: list[float]) -> float | None:
 
 def floor(backend: str, runs: int, report: dict) -> None:
     """A fresh Python that imports Numba, compiles the solution and launches it once."""
+    try:
+        from autograder.harness import SIM_SWITCH_INTERVAL
+    except ImportError:  # moved: the value measured in 2026-11-22_sim_speed.md
+        SIM_SWITCH_INTERVAL = 2e-4
     env = {"NUMBA_ENABLE_CUDASIM": "1"} if backend == "sim" else {}
+    args = ["33", str(SIM_SWITCH_INTERVAL)] if backend == "sim" else ["64", ""]
     solution = str(exercises.solution_path(EXERCISE))
     walls = []
     for i in range(runs):
-        r = _run([sys.executable, "-c", FLOOR, solution], env)
+        r = _run([sys.executable, "-c", FLOOR, solution, *args], env)
         if r["rc"] != 0:
             report["errors"].append(f"floor run {i}: rc {r['rc']}: {r['stderr'][-500:]}")
             continue

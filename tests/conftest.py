@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,10 @@ FILES = ROOT / "tests" / "files"
 
 # The same tests run on the simulator (CI, laptops) and on a GPU (KERNELGRADE_TEST_DEVICE=gpu).
 TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
+
+# The preflight's on-disk cache (autograder.preflight) of this test run: shared by the CLI
+# processes the tests start, never the user's ~/.cache.
+os.environ.setdefault("KERNELGRADE_CACHE_DIR", tempfile.mkdtemp(prefix="kernelgrade-test-cache-"))
 
 
 def stored_count(db) -> int:

@@ -8,8 +8,9 @@ files outside its scratch folder). Here the question is the *next* grading in th
 
 * **the one that leaves traces** (graded first) is the ``occupancy`` solution whose functions,
   on their first call, write a marker file into its scratch folder, its working folder,
-  ``/tmp``, ``$HOME`` and ``$TMPDIR``, and leave a ``sleep`` process behind (double fork,
-  ``setsid``: out of the child's session and process group, as in ``fork_left_behind.py``).
+  ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``$HOME`` and ``$TMPDIR``, and leave a ``sleep``
+  process behind (double fork, ``setsid``: out of the child's session and process group, as in
+  ``fork_left_behind.py``).
   Its answers are right only if it managed to write a marker and fork, so its full marks prove
   the attack happened;
 * **the spy** (graded next) is the solution whose functions answer wrongly as soon as they see
@@ -20,8 +21,8 @@ files outside its scratch folder). Here the question is the *next* grading in th
 
 From the grader's side: the ``sleep`` process is gone, no marker is left on the host, and the
 spy's tests are exactly the solution's. Both sandbox modes run (``plain``: the reaper; its one
-known limit, a literal ``/tmp`` path being the host's, is cleaned between the two gradings and
-named below).
+known limit, a literal ``/tmp``, ``/var/tmp`` or ``/dev/shm`` path being the host's, is cleaned
+between the two gradings and named below).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from autograder.grader import grade
 from conftest import EXERCISES, ROOT, TEST_DEVICE
 
 SOLUTION = EXERCISES / "occupancy" / "solution.py"
+# Folders every process on the host shares; bubblewrap gives a child private ones (or none).
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 FUNCTIONS = ("warps_per_block", "resident_blocks_per_sm", "resident_threads_per_sm",
              "tile_shared_bytes", "global_traffic_reduction")
 
@@ -56,6 +59,7 @@ def {name}(*args, **kwargs):
 _LEAVES_TRACES = '''
 MARKER = {marker!r}
 SLEEP = {sleep!r}
+SHARED_TMP = {shared_tmp!r}
 LEFT = []
 
 
@@ -66,7 +70,7 @@ def probe(answer):
 
     if not LEFT:
         here = os.path.dirname(os.path.abspath(sys.modules["submission"].__file__))
-        for folder in (here, os.getcwd(), "/tmp", os.path.expanduser("~"),
+        for folder in (here, os.getcwd(), *SHARED_TMP, os.path.expanduser("~"),
                        os.environ.get("TMPDIR", "/tmp")):
             try:
                 with open(os.path.join(folder, MARKER), "w") as f:
@@ -91,7 +95,7 @@ def probe(answer):
 _SPY = '''
 MARKER = {marker!r}
 SLEEP = {sleep!r}
-HOST_TMP = {host_tmp!r}
+SHARED_TMP = {shared_tmp!r}
 
 
 def probe(answer):
@@ -102,7 +106,7 @@ def probe(answer):
 
     here = os.path.dirname(os.path.abspath(sys.modules["submission"].__file__))
     places = [here, os.getcwd(), os.path.expanduser("~"), os.environ.get("TMPDIR", "/tmp")]
-    places += ["/tmp"] if HOST_TMP else []
+    places += list(SHARED_TMP)
     places += glob.glob("/tmp/kernelgrade-*") + glob.glob("/tmp/kernelgrade-*/*")
     if any(os.path.exists(os.path.join(p, MARKER)) for p in places):
         return -1
@@ -146,16 +150,17 @@ def mode(request, monkeypatch, tmp_path):
 @pytest.fixture
 def traces(tmp_path, mode):
     """(the traces submission, the spy, the marker's file name, the sleep argument); whatever
-    survives is removed afterwards. In plain mode the spy does not look in the host's /tmp
-    (:func:`_plain_tmp_limit`)."""
+    survives is removed afterwards. In plain mode the spy does not look in the host's shared
+    temporary folders (:func:`_plain_tmp_limit`)."""
     token = secrets.token_hex(4)
     marker = f"kernelgrade-isolation-{token}"
     sleep = f"7777.{int(token, 16) % 10**6:06d}"
     folder = tmp_path / "submissions"
     folder.mkdir()
-    made = (_submission(folder, "1_leaves_traces", _LEAVES_TRACES, marker=marker, sleep=sleep),
+    made = (_submission(folder, "1_leaves_traces", _LEAVES_TRACES, marker=marker, sleep=sleep,
+                        shared_tmp=SHARED_TMP),
             _submission(folder, "2_spy", _SPY, marker=marker, sleep=sleep,
-                        host_tmp=mode != "plain"), marker, sleep)
+                        shared_tmp=SHARED_TMP if mode != "plain" else ()), marker, sleep)
     yield made
     for path in _host_markers(marker):
         Path(path).unlink(missing_ok=True)
@@ -164,8 +169,9 @@ def traces(tmp_path, mode):
 
 
 def _host_markers(marker: str) -> list[str]:
-    """Marker files on the host: /tmp, $HOME, the project, and every scratch folder."""
-    places = ["/tmp", str(Path.home()), str(ROOT), os.getcwd()]
+    """Marker files on the host: the shared temporary folders, $HOME, the project, and every
+    scratch folder."""
+    places = [*SHARED_TMP, str(Path.home()), str(ROOT), os.getcwd()]
     found = [os.path.join(p, marker) for p in places if os.path.exists(os.path.join(p, marker))]
     return found + glob.glob(f"/tmp/kernelgrade-*/**/{marker}", recursive=True)
 
@@ -202,12 +208,14 @@ def _tests(result: dict) -> list[tuple]:
 
 
 def _plain_tmp_limit(mode: str, marker: str) -> None:
-    """Plain mode only: a child writes the host's /tmp (no mount namespace without
-    bubblewrap, so a literal /tmp path is shared, and a batch worker's next submission could
-    read it; the README says to require bubblewrap for real classes). That one file is
-    removed here, and the spy does not look there, so the rest of the isolation is tested."""
+    """Plain mode only: a child writes the host's /tmp, /var/tmp and /dev/shm (no mount
+    namespace without bubblewrap, so a literal path there is shared, and a batch worker's next
+    submission could read it; the README says to require bubblewrap for real classes). Those
+    files are removed here, and the spy does not look there, so the rest of the isolation is
+    tested."""
     if mode == "plain":
-        Path("/tmp", marker).unlink(missing_ok=True)
+        for folder in SHARED_TMP:
+            Path(folder, marker).unlink(missing_ok=True)
 
 
 def test_the_next_submission_in_the_same_process_sees_nothing(mode, traces):
