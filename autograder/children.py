@@ -92,11 +92,22 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     instrument = start_jobs({"instrument": lambda: run_child(
         request("sim", ["instrument"], diagnose=diagnose), "sim", limits, work,
         cancel=stop_instrument)} if diagnose else {})
+    # Its inputs' shapes come from generating them once per process (seconds for the largest
+    # sizes): begun now, beside the lock and the correctness child's start.
+    timing_request = start_jobs({"timing": lambda: _timing_request(exercise)}
+                                if exercise.timing else {})
     timed: TimingChild | None = None
+    spoiled = threading.Event()  # a record ruled timing out before the timing child existed
+    started = threading.Lock()
 
     def watch(header: dict, send) -> bool:
         # A case that errors stops the timing child at once (``TimingChild.watch``).
-        return timed.watch(header, send) if timed is not None else False
+        with started:
+            if timed is None:
+                if spoils_timing(header):
+                    spoiled.set()
+                return False
+        return timed.watch(header, send)
 
     jobs = {"run": lambda: run_child(request("gpu", ["compile", "run"], cases), "gpu", limits,
                                      work, on_record=watch)}
@@ -107,10 +118,13 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
         with gpulock.gpu(exclusive=False):
             wait = start_jobs(jobs)
             try:
-                if exercise.timing:  # its request sizes the inputs (a fraction of a second):
-                    # made while the correctness child starts, not before it
-                    timed = TimingChild(request("gpu", ["time"], timing=plan.timing_request(
-                        exercise), await_go=True), limits, work)
+                if exercise.timing:
+                    timing = request("gpu", ["time"], timing=timing_request()["timing"],
+                                     await_go=True)
+                    with started:
+                        timed = TimingChild(timing, limits, work)
+                        if spoiled.is_set():
+                            timed.stop()
             finally:
                 done = wait()
             go = timed is not None and passed_every_case(exercise, source, done["run"], cases)
@@ -130,6 +144,17 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     # imported: findings of a submission that did not are discarded.
     sanitized = (done.get("sanitize") or {}) if received(run).first(Imported) else {}
     return Children(run, run, instrumented.get("instrument", run), timing_run, sanitized)
+
+
+_timing_requests = threading.Lock()
+
+
+def _timing_request(exercise: Exercise):
+    """:func:`autograder.plan.timing_request`, one at a time in this process: concurrent
+    gradings of an exercise size its timing inputs once (up to ~1.6 GB of host memory for a
+    moment), not once each."""
+    with _timing_requests:
+        return plan.timing_request(exercise)
 
 
 class TimingChild:

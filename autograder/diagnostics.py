@@ -31,7 +31,10 @@ def _lines(source: Source, lines) -> str:
 
 def run_sanitizers(request: dict, limits: Limits, work: Path) -> dict[str, sanitizer.Report]:
     """Run the request (one small case, ``lineinfo``) under each sanitizer tool, side by side;
-    returns the parsed reports of the tools that ran. Empty when compute-sanitizer is missing."""
+    returns the parsed reports of the tools that ran. Empty when compute-sanitizer is missing.
+    Takes no GPU lock: :func:`autograder.children.run_all` runs it beside the correctness child,
+    inside the grading's shared hold of the GPU, and keeps its reports only when that child
+    shows the submission imported."""
     if sanitizer.executable() is None:
         return {}
     reports: dict[str, sanitizer.Report] = {}

@@ -33,3 +33,20 @@ def test_points_add_up_to_the_exercise_maximum(name):
     result = grade_file("no/such/file.py", name)
     assert result.max_score == pytest.approx(ex.max_score)
     assert result.score == 0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_declared_inputs_are_what_make_inputs_makes(name):
+    """The shapes and dtypes a definition declares (the grader sizes the GPU's timing inputs
+    from them without making gigabytes) match its inputs, case by case."""
+    import numpy as np
+
+    ex = exercises.get(name)
+    if ex.inputs is None:
+        assert ex.timing is None, f"{name} has a timing test: declare its inputs' shapes"
+        pytest.skip(f"{name} declares no input shapes (it has no timing test)")
+    for case in ex.cases:
+        made = ex.make_inputs(case.params, np.random.default_rng(0))
+        declared = ex.inputs(case.params)
+        assert {k: (a.shape, a.dtype) for k, a in made.items()} == \
+            {k: (tuple(s), np.dtype(d)) for k, (s, d) in declared.items()}, case.params

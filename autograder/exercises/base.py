@@ -152,6 +152,8 @@ class Exercise:
     ``numpy.random.Generator`` seeded from the secret seed); ``outputs(params) -> {name: (shape,
     dtype)}`` gives the output buffers, each dimension an int or, where it depends on the
     submission's constants, an expression like the contract's grid (``"ceil(n / BLOCK_SIZE)"``);
+    ``inputs(params) -> {name: (shape, dtype)}`` (optional) declares what ``make_inputs`` makes
+    without making it (the grader sizes the GPU's timing inputs from it: gigabytes otherwise);
     ``reference(inputs, params) -> {name: array}`` computes the expected outputs in float64 (or
     exactly, for integers), with the submission's constants (e.g. ``BLOCK_SIZE``) added to
     ``params``.
@@ -169,6 +171,7 @@ class Exercise:
     outputs: Callable[[dict], dict[str, tuple[tuple[int, ...], str]]]
     reference: Callable[[dict[str, np.ndarray], dict], dict[str, np.ndarray]]
     tolerance: Tolerance = field(default_factory=Tolerance)
+    inputs: Callable[[dict], dict[str, tuple[tuple[int, ...], str]]] | None = None
     concept: Concept | None = None
     timing: Timing | None = None
     diagnose: Diagnose | None = None
@@ -182,8 +185,18 @@ class Exercise:
         return f"{self.number:02d}_{self.name}"
 
     @property
+    def part_points(self) -> dict[str, float]:
+        """Maximum points of each part that carries points, in grading order:
+        ``{"correctness": the cases' sum, "concept": ..., "timing": ...}`` (the test kinds of
+        :class:`autograder.results.Kind`; one nbgrader grade cell each)."""
+        parts = {"correctness": float(sum(c.points for c in self.cases))}
+        if self.concept and self.concept.points:
+            parts["concept"] = float(self.concept.points)
+        if self.timing and self.timing.points:
+            parts["timing"] = float(self.timing.points)
+        return parts
+
+    @property
     def max_score(self) -> float:
-        total = sum(c.points for c in self.cases)
-        total += self.concept.points if self.concept else 0.0
-        total += self.timing.points if self.timing else 0.0
-        return total
+        """The exercise's total points: the sum of :attr:`part_points`."""
+        return sum(self.part_points.values())

@@ -105,14 +105,9 @@ def dumps(nb) -> str:
 
 
 def part_max_points(exercise: Exercise) -> dict[str, float]:
-    """Maximum points of each part of ``exercise`` that carries points, in grading order:
-    ``{"correctness": sum of the cases' points, "concept": ..., "timing": ...}``."""
-    parts = {Kind.CORRECTNESS.value: float(sum(c.points for c in exercise.cases))}
-    if exercise.concept and exercise.concept.points:
-        parts[Kind.CONCEPT.value] = float(exercise.concept.points)
-    if exercise.timing and exercise.timing.points:
-        parts[Kind.TIMING.value] = float(exercise.timing.points)
-    return parts
+    """Maximum points of each part of ``exercise`` that carries points, in grading order
+    (:attr:`autograder.exercises.base.Exercise.part_points`)."""
+    return exercise.part_points
 
 
 def strip_module_docstring(text: str) -> str:

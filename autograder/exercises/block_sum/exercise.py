@@ -62,6 +62,10 @@ def make_inputs(params, rng):
     return {"x": rng.random(params["n"], dtype=np.float32)}
 
 
+def inputs(params):
+    return {"x": ((params["n"],), "float32")}
+
+
 def outputs(params):
     return {"partial": (("ceil(n / BLOCK_SIZE)",), "float32")}
 
@@ -100,6 +104,7 @@ EXERCISE = Exercise(
     contract=CONTRACT,
     cases=CASES,
     make_inputs=make_inputs,
+    inputs=inputs,
     outputs=outputs,
     reference=reference,
     tolerance=Tolerance(rel_frobenius=1e-5),

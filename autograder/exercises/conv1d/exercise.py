@@ -72,6 +72,10 @@ def make_inputs(params, rng):
     return {"x": x, "mask": mask}
 
 
+def inputs(params):
+    return {"x": ((params["n"],), "float32"), "mask": ((params["w"],), "float32")}
+
+
 def outputs(params):
     return {"y": ((params["n"],), "float32")}
 
@@ -112,6 +116,7 @@ EXERCISE = Exercise(
     contract=CONTRACT,
     cases=CASES,
     make_inputs=make_inputs,
+    inputs=inputs,
     outputs=outputs,
     reference=reference,
     tolerance=Tolerance(rel_frobenius=1e-5),

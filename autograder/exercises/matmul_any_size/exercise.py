@@ -45,6 +45,11 @@ def make_inputs(params, rng):
     return random_matrices({"A": (m, n), "B": (n, k)}, rng)
 
 
+def inputs(params):
+    m, n, k = params["m"], params["n"], params["k"]
+    return {"A": ((m, n), "float32"), "B": ((n, k), "float32")}
+
+
 def outputs(params):
     return {"C": ((params["m"], params["k"]), "float32")}
 
@@ -63,6 +68,7 @@ EXERCISE = Exercise(
     contract=CONTRACT,
     cases=CASES,
     make_inputs=make_inputs,
+    inputs=inputs,
     outputs=outputs,
     reference=matmul_reference,
     concept=TILING_CONCEPT,

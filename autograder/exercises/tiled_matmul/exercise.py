@@ -48,6 +48,11 @@ def make_inputs(params, rng):
     return random_matrices({"A": (w, w), "B": (w, w)}, rng)
 
 
+def inputs(params):
+    w = params["width"]
+    return {"A": ((w, w), "float32"), "B": ((w, w), "float32")}
+
+
 def outputs(params):
     w = params["width"]
     return {"C": ((w, w), "float32")}
@@ -67,6 +72,7 @@ EXERCISE = Exercise(
     contract=CONTRACT,
     cases=CASES,
     make_inputs=make_inputs,
+    inputs=inputs,
     outputs=outputs,
     reference=matmul_reference,
     concept=TILING_CONCEPT,

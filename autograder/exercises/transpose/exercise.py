@@ -63,6 +63,10 @@ def make_inputs(params, rng):
     return {"A": A}
 
 
+def inputs(params):
+    return {"A": ((params["rows"], params["cols"]), "float32")}
+
+
 def outputs(params):
     return {"B": ((params["cols"], params["rows"]), "float32")}
 
@@ -95,6 +99,7 @@ EXERCISE = Exercise(
     contract=CONTRACT,
     cases=CASES,
     make_inputs=make_inputs,
+    inputs=inputs,
     outputs=outputs,
     reference=reference,
     tolerance=Tolerance(exact=True),
