@@ -29,9 +29,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-# The occupancy calculator's names stay importable from here (hints.blocks_by_registers, ...).
-from .occupancy import (REGISTER_ALLOCATION_UNIT, REGISTERS_PER_SM,  # noqa: F401
-                        blocks_by_registers, resident_blocks)
+from .occupancy import REGISTERS_PER_SM, resident_blocks
 from .results import ExerciseResult, Kind, Status, TestResult
 
 NAME = "diagnostic: performance hints"

@@ -3,7 +3,7 @@ known-bad submissions gets the verdicts its header declares, on the test device.
 
 import pytest
 
-from autograder import exercises, known_bad
+from autograder import exercises
 from autograder.exercises import solution_path
 from conftest import assert_full_marks, assert_rejected, grade_file
 

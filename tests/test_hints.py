@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import hints
+from autograder import hints, occupancy
 from autograder.results import ExerciseResult, Kind, Status, TestResult
 from autograder.submission import load_source
 from autograder.timing import ratio_stats, timing_details
@@ -173,7 +173,7 @@ def test_registers_that_do_not_limit_occupancy_are_not_named():
     assert _occupancy(32) == []   # 8 blocks of 256 by registers and by threads alike
     assert hints.occupancy(256, 0, H200, 32) == (8, "threads")
     # 33 x 32 = 1056 registers per warp, allocated as 1280: 51 warps, 6 blocks of 8 warps
-    assert hints.blocks_by_registers(256, 33) == 6
+    assert occupancy.blocks_by_registers(256, 33) == 6
 
 
 def test_device_and_kernel_records_feed_the_hints():

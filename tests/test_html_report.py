@@ -24,7 +24,7 @@ from autograder.results import ExerciseResult, Kind, Status, TestResult
 from autograder.store import ResultStore
 from autograder.timing import ratio_stats, timing_details
 
-from conftest import FILES, TEST_DEVICE
+from conftest import EXERCISES, TEST_DEVICE
 
 PNG = b"\x89PNG\r\n\x1a\n"
 TOL = Tolerance(rel_frobenius=1e-4)

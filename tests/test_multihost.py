@@ -28,7 +28,7 @@ from autograder import known_bad
 from autograder.grader import gpu_available, grade
 from autograder.results import ExerciseResult
 from autograder.store import ResultStore
-from conftest import stored_count, FILES, ROOT, EXERCISES
+from conftest import stored_count, ROOT, EXERCISES
 
 DASK = Path(sys.executable).with_name("dask")
 BATCH_SEED = 1313
