@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from .preflight import PACKAGES_ENV, package_facts, package_mismatch
+from .environment import PACKAGES_ENV, package_facts, package_mismatch
 from .protocol import Device, Kernel
 
 #: The ``device`` record's per-SM facts and the driver attributes they come from.
@@ -93,7 +93,7 @@ def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
 def package_problem() -> str | None:
     """How this process's numpy, numba, numba-cuda and llvmlite (versions and folders) differ
     from the grader's, which the grader puts in the environment
-    (:data:`autograder.preflight.PACKAGES_ENV`; removed here, before any student code runs);
+    (:data:`autograder.environment.PACKAGES_ENV`; removed here, before any student code runs);
     None when they agree or the grader sent none."""
     import json
 

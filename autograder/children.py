@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import diagnostics, gpulock, plan, preflight
+from . import diagnostics, environment, gpulock, plan
 from .exercises.base import Exercise
 from .judge_cases import passed_every_case, spoils_timing
 from .protocol import Imported, Ready, received
@@ -61,7 +61,7 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
     """Run every child of one grading of ``work / "submission.py"`` on ``backend`` (``gpu`` or
     ``sim``), side by side, and wait for them. ``cases``: the planned cases to run. Raises
     :class:`autograder.errors.GraderSetupError` for a child that shows a fault of the grader's
-    setup (:func:`autograder.preflight.raise_for_setup`), and ``SandboxUnavailable``."""
+    setup (:func:`autograder.environment.raise_for_setup`), and ``SandboxUnavailable``."""
     source_file = work / "submission.py"
     diagnose = plan.diagnose_case(exercise, seed) if exercise.diagnose else None
 
@@ -81,7 +81,7 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
     done = in_parallel(jobs)
     # Packages other than the grader's, or a child dead before its first record: the
     # grader's fault, never the student's (GraderSetupError).
-    preflight.raise_for_setup(*done.values())
+    environment.raise_for_setup(*done.values())
     return Children(done["run"], done.get("compile"), done["run"])
 
 
@@ -139,7 +139,7 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
             timed.close()
         instrumented = instrument()
     run = done["run"]
-    preflight.raise_for_setup(run, *instrumented.values(), timing_run)
+    environment.raise_for_setup(run, *instrumented.values(), timing_run)
     # As when the sanitizers ran after the correctness child, and only for a submission that
     # imported: findings of a submission that did not are discarded.
     sanitized = (done.get("sanitize") or {}) if received(run).first(Imported) else {}

@@ -42,7 +42,7 @@ from .child_device import (device_facts, device_record, kernel_facts,  # noqa: F
                            kernel_record, not_dumpable, package_problem)
 from .child_timing import (import_solution, measure_timing,  # noqa: F401 (re-exported)
                            prepare_timing, warm_up)
-from .preflight import package_facts
+from .environment import package_facts
 from .protocol import (Compiled, Done, Error, Hello, Imported, Instrumented, Ready, Request,
                        Start, TimingSamples)
 

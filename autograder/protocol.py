@@ -228,7 +228,7 @@ class Device(Record):
 @dataclass(frozen=True)
 class Hello(Record):
     """Sent before any student code exists: the child's ``pid`` and ``packages``
-    (:func:`autograder.preflight.package_facts`)."""
+    (:func:`autograder.environment.package_facts`)."""
 
     TYPE = "hello"
     pid: int | None = None

@@ -332,7 +332,7 @@ def import_path() -> list[str]:
 def _imported_from() -> list[Path]:
     """Folders of the packages a child needs (numpy, numba, numba-cuda, llvmlite), wherever the
     grader finds them: an editable install's finder may map them outside ``sys.path``."""
-    from .preflight import package_facts
+    from .environment import package_facts
 
     found = [Path(f["path"]) for f in package_facts().values() if f]
     return [p for p in found if p.is_dir() and not _shows_hidden(p)]
@@ -541,11 +541,11 @@ def _child_env(backend: str) -> dict:
     path (:func:`import_path`, so PYTHONPATH entries, the user site and ``.pth`` additions are
     searched in the grader's order whatever the child's ``HOME``), the grader's user site or
     none, and the grader's package facts for the harness's check
-    (:data:`autograder.preflight.PACKAGES_ENV`)."""
+    (:data:`autograder.environment.PACKAGES_ENV`)."""
     import json
     import site
 
-    from .preflight import PACKAGES_ENV, package_facts
+    from .environment import PACKAGES_ENV, package_facts
 
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("KERNELGRADE_", "NUMBA_ENABLE_CUDASIM", "DASK_"))}

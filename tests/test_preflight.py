@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autograder import exercises, grader, preflight, sandbox
+from autograder import environment, exercises, grader, preflight, sandbox
 from autograder.cli import app
 from autograder.errors import GraderSetupError
 from autograder.results import ExerciseResult
@@ -60,7 +60,7 @@ def _fake_numpy(root: Path, kind: str) -> Path:
     folder = root / f"numpy-{kind}"
     folder.mkdir()
     if kind == "other_version":
-        (folder / "numpy").symlink_to(Path(preflight.package_facts()["numpy"]["path"]))
+        (folder / "numpy").symlink_to(Path(environment.package_facts()["numpy"]["path"]))
         info = folder / "numpy-1.0.0.dist-info"
         info.mkdir()
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 1.0.0\n")
@@ -266,7 +266,7 @@ def _other_numpy_in_children(monkeypatch, tmp_path):
 
 
 def _other_numpy_version(monkeypatch, tmp_path):
-    facts = preflight.package_facts()
+    facts = environment.package_facts()
     other = {**facts, "numpy": {**facts["numpy"], "version": "1.0.0"}}
     monkeypatch.setattr(preflight, "package_facts", lambda: other)
 
@@ -420,15 +420,15 @@ def test_the_cli_exits_2_for_a_child_with_another_numpy(child_numpy_differs):
 
 
 def test_setup_problem_reads_the_child_records():
-    assert preflight.setup_problem(ChildRun(records=[({"type": "hello"}, {})])) is None
+    assert environment.setup_problem(ChildRun(records=[({"type": "hello"}, {})])) is None
     died = ChildRun(ended="exited", exit_code=1, output="Traceback...\nImportError: no numba\n")
-    assert preflight.setup_problem(died) == (
+    assert environment.setup_problem(died) == (
         "grader environment: the grading process ended before it started grading (exit code "
         "1): ImportError: no numba")
-    assert preflight.setup_problem(ChildRun(ended="timeout")) is None  # the watchdog's call
-    facts = preflight.package_facts()
-    assert preflight.package_mismatch(facts, dict(facts)) is None
-    assert "no numba at all" in preflight.package_mismatch(facts, {**facts, "numba": None})
+    assert environment.setup_problem(ChildRun(ended="timeout")) is None  # the watchdog's call
+    facts = environment.package_facts()
+    assert environment.package_mismatch(facts, dict(facts)) is None
+    assert "no numba at all" in environment.package_mismatch(facts, {**facts, "numba": None})
 
 
 # --- autograder batch: nothing stored ---------------------------------------------------------
@@ -502,7 +502,7 @@ def test_a_child_reports_the_grader_s_own_packages(tmp_path):
     source.write_text(OCCUPANCY.read_text())
     run = sandbox.run_child(_request(ex, "sim", ["run"], source, _make_cases(ex, 1)[:1], None),
                             "sim", sandbox.Limits(), tmp_path)
-    facts = preflight.package_facts()
+    facts = environment.package_facts()
     assert facts["numpy"]["version"] == __import__("numpy").__version__
     assert run.first("hello")["packages"] == facts
-    assert run.ended == "finished" and preflight.setup_problem(run) is None
+    assert run.ended == "finished" and environment.setup_problem(run) is None
