@@ -20,6 +20,7 @@ from . import children, diagnostics, exercises, judge, plan
 from . import preflight as preflight_mod
 from .devices import (default_limits, gpu_available, gpu_count,  # noqa: F401 (re-exported)
                       no_gpu_reason, resolve_device)
+from .host_blas import single_threaded_blas
 from .judge_cases import all_tests, early_failure, once
 from .protocol import Compiled, Device, Imported, Kernel, received
 from .results import ExerciseResult, Status
@@ -57,6 +58,7 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
         exercise = replace(exercise, timing=None,
                            cases=[c for c in exercise.cases if c.visibility == visibility])
     backend = resolve_device(device)
+    single_threaded_blas()  # before any child is forked: see autograder.host_blas
     check = None
     if preflight and visibility is None:
         check = preflight_mod.start(exercise.name, backend, sanitize)
