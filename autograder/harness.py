@@ -36,6 +36,7 @@ import pickle
 import sys
 
 from .child_cases import compile_ptx, run_calls, run_cases, run_instrumented
+from .child_simulator import SIM_SWITCH_INTERVAL, prepare_simulator
 from .child_channel import open_channel, send, send_error
 from .child_contract import ContractError, import_submission, resolve
 from .child_device import (device_facts, device_record, kernel_facts,  # noqa: F401 (re-exported)
@@ -48,16 +49,8 @@ from .protocol import (Compiled, Done, Error, Hello, Imported, Instrumented, Rea
 
 PTX_LIMIT = 4 << 20
 SIM_THREAD_STACK = 1 << 20
-# The simulator runs each CUDA thread of a block as a Python thread, and its block manager polls
-# them without ever blocking: each time it gets the GIL it keeps it for a whole switch interval
-# while the kernel's threads wait. At Python's 5 ms a block of a few threads spends most of its
-# CPU time there. Measured per exercise in the harness (benchmarks/results/
-# 2026-11-22_sim_speed.md), 0.2 ms was within noise of the best setting at every block size from
-# 4 to 1024 threads (2-3.6 times less CPU than 5 ms at 16-64 threads); 0.1 ms and less cost up to
-# 1.7 times more at 256-1024 threads. Set in the simulator child only, before the launches.
-SIM_SWITCH_INTERVAL = 2e-4
 
-__all__ = ["main", "send", "import_submission", "resolve", "prepare_timing", "measure_timing",
+__all__ = ["main", "SIM_SWITCH_INTERVAL", "send", "import_submission", "resolve", "prepare_timing", "measure_timing",
            "import_solution", "device_facts", "kernel_facts"]
 
 
@@ -149,7 +142,7 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
         driver = importlib.import_module(contract["driver"])
 
     if backend == "sim":
-        sys.setswitchinterval(SIM_SWITCH_INTERVAL)
+        prepare_simulator()
     if "run" in phases and contract["functions"]:
         run_calls(module, req.cases, path)
     elif "run" in phases:
