@@ -4,8 +4,6 @@ thread switch falls between the simulator's look-up and its store."""
 
 import time
 
-import numpy as np
-
 
 class _SlowLookups(dict):
     """A dict whose misses take a while: every thread that misses is still between the look-up
@@ -26,6 +24,7 @@ def test_every_thread_of_a_block_gets_the_same_shared_array(monkeypatch):
     # In a fresh interpreter: the simulator is chosen when Numba is first imported.
     probe = r"""
 import threading, time
+import numpy
 from autograder.child_simulator import thread_safe_shared_arrays
 from numba.cuda.simulator import kernelapi
 import test_simulator_shared as t
@@ -36,7 +35,7 @@ shared._allocations = t._SlowLookups()
 got = []
 
 def thread():
-    got.append(id(shared.array(4, t.np.int32)))  # one line, as in a kernel
+    got.append(id(shared.array(4, numpy.int32)))  # one line, as in a kernel
 
 threads = [threading.Thread(target=thread) for _ in range(8)]
 for th in threads: th.start()
