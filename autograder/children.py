@@ -92,10 +92,6 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     instrument = start_jobs({"instrument": lambda: run_child(
         request("sim", ["instrument"], diagnose=diagnose), "sim", limits, work,
         cancel=stop_instrument)} if diagnose else {})
-    # Its inputs' shapes come from generating them once per process (seconds for the largest
-    # sizes): begun now, beside the lock and the correctness child's start.
-    timing_request = start_jobs({"timing": lambda: _timing_request(exercise)}
-                                if exercise.timing else {})
     timed: TimingChild | None = None
     spoiled = threading.Event()  # a record ruled timing out before the timing child existed
     started = threading.Lock()
@@ -119,7 +115,7 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
             wait = start_jobs(jobs)
             try:
                 if exercise.timing:
-                    timing = request("gpu", ["time"], timing=timing_request()["timing"],
+                    timing = request("gpu", ["time"], timing=plan.timing_request(exercise),
                                      await_go=True)
                     with started:
                         timed = TimingChild(timing, limits, work)
@@ -144,17 +140,6 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     # imported: findings of a submission that did not are discarded.
     sanitized = (done.get("sanitize") or {}) if received(run).first(Imported) else {}
     return Children(run, run, instrumented.get("instrument", run), timing_run, sanitized)
-
-
-_timing_requests = threading.Lock()
-
-
-def _timing_request(exercise: Exercise):
-    """:func:`autograder.plan.timing_request`, one at a time in this process: concurrent
-    gradings of an exercise size its timing inputs once (up to ~1.6 GB of host memory for a
-    moment), not once each."""
-    with _timing_requests:
-        return plan.timing_request(exercise)
 
 
 class TimingChild:

@@ -134,9 +134,9 @@ def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dic
         if spec.params.get("against_driver"):  # the driver's occupancy calculator, on this GPU
             return judge_value({**spec.params, "args": got.args or {}}, got.value, got.expected,
                                spec.points, "the driver's occupancy calculator")
-        expected = exercise.reference(c.inputs, spec.params)["value"]
+        expected = c.expected(exercise.reference, spec.params)["value"]
         return judge_value(spec.params, got.value, expected, spec.points)
-    expected = exercise.reference(c.inputs, {**spec.params, **consts})
+    expected = c.expected(exercise.reference, {**spec.params, **consts})
     problems, masks = [], []
     for name, (shape, _) in c.outputs.items():
         shape = shapes.evaluate(shape, spec.params, consts)

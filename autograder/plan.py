@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,15 @@ class PlannedCase:
     spec: Case
     inputs: dict
     outputs: dict
+    _expected: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def expected(self, reference, params: dict) -> dict:
+        """``reference(inputs, params)`` (the exercise's float64 reference), computed once per
+        ``params``: the timing child's go and the verdict both judge this case."""
+        key = repr(sorted(params.items()))
+        if key not in self._expected:
+            self._expected[key] = reference(self.inputs, params)
+        return self._expected[key]
 
     def request(self) -> CaseRequest:
         """The case as the child gets it."""
@@ -50,24 +58,15 @@ def diagnose_case(exercise: Exercise, seed: int) -> CaseRequest:
                        exercise.outputs(d.params), d.max_blocks)
 
 
-@functools.lru_cache(maxsize=None)
-def _timing_input_specs(name: str) -> dict:
-    """Shapes and dtypes of an exercise's timing inputs (the child fills them on the GPU): as
-    its definition declares them, else from inputs made once (gigabytes at timing sizes)."""
-    ex = exercises.get(name)
-    if ex.inputs is not None:
-        return {k: (tuple(shape), np.dtype(dtype).str)
-                for k, (shape, dtype) in ex.inputs(ex.timing.params).items()}
-    made = ex.make_inputs(ex.timing.params, np.random.default_rng(0))
-    return {k: (tuple(a.shape), a.dtype.str) for k, a in made.items()}
-
-
 def timing_request(exercise: Exercise) -> TimingRequest:
     """The timing phase of ``exercise``, with its instructor solution's text (found through
     ``exercises.solution_path``; raises ``FileNotFoundError`` when it is not installed)."""
     t = exercise.timing
     path = exercises.solution_path(exercise)
-    return TimingRequest(t.params, _timing_input_specs(exercise.name), exercise.outputs(t.params),
+    # Only shapes and dtypes: the child fills the inputs on the GPU (gigabytes at these sizes).
+    specs = {k: (tuple(shape), np.dtype(dtype).str)
+             for k, (shape, dtype) in exercise.inputs(t.params).items()}
+    return TimingRequest(t.params, specs, exercise.outputs(t.params),
                          str(path),
                          # Sent as text: the sandbox shows no solution (see autograder.sandbox).
                          path.read_text(encoding="utf-8"), t.min_rounds, t.budget_s)

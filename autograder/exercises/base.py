@@ -179,6 +179,11 @@ class Exercise:
     needs_gpu: bool = False
     contract_text: str = ""
 
+    def __post_init__(self):
+        if self.timing is not None and self.inputs is None:
+            raise ValueError(f"exercise {self.name}: a timing test needs `inputs` (the shapes "
+                             "and dtypes of make_inputs' arrays, to size the GPU's timing inputs)")
+
     @property
     def assignment(self) -> str:
         """The nbgrader assignment (and folder) name, e.g. ``"01_tiled_matmul"``."""
