@@ -13,14 +13,18 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import typer
-from rich.console import Console
-from rich.markup import escape
+from .host_blas import one_thread_at_load
 
-from . import exercises
-from .errors import GraderSetupError
-from .report import console as console_report
-from .report import json_report
+one_thread_at_load()  # before NumPy loads OpenBLAS (see autograder.host_blas)
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+from . import exercises  # noqa: E402
+from .errors import GraderSetupError  # noqa: E402
+from .report import console as console_report  # noqa: E402
+from .report import json_report  # noqa: E402
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Grade Numba CUDA kernel exercises on a GPU or the CUDA simulator.")

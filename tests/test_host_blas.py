@@ -55,3 +55,32 @@ def test_the_grader_limits_blas_to_one_thread_before_grading(tmp_path):
     grade(tmp_path / "missing.py", "tiled_matmul", device="sim", preflight=False)
     blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
     assert blas and all(p["num_threads"] == 1 for p in blas), blas
+
+
+def test_children_get_one_blas_thread_whatever_the_graders_environment(monkeypatch):
+    """OpenBLAS threads spin at NumPy's import (about 2 s of CPU per child on a 16-core host):
+    every child's environment asks for one thread, even when the grader's asks for more."""
+    from autograder import sandbox
+    from autograder.host_blas import ONE_THREAD_ENV
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "16")
+    monkeypatch.setenv("OMP_NUM_THREADS", "16")
+    for backend in ("gpu", "sim", "compile"):
+        env = sandbox._child_env(backend)
+        for key, value in ONE_THREAD_ENV.items():
+            assert env[key] == value, (backend, key)
+
+
+def test_the_command_line_sets_one_blas_thread_before_numpy_loads():
+    """The ``autograder`` command's own process: the variables are set before NumPy is
+    imported (a fresh interpreter that imports the CLI module)."""
+    import subprocess
+    import sys
+
+    probe = ("import os, sys; import autograder.cli; "
+             "print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)")
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, check=True)
+    assert out.stdout.split() == ["1", "True"]

@@ -506,3 +506,15 @@ def test_a_child_reports_the_grader_s_own_packages(tmp_path):
     assert facts["numpy"]["version"] == __import__("numpy").__version__
     assert run.first("hello")["packages"] == facts
     assert run.ended == "finished" and environment.setup_problem(run) is None
+
+
+def test_gpus_are_counted_from_the_drivers_list_without_nvidia_smi(monkeypatch, tmp_path):
+    """The driver's folder per GPU answers without starting nvidia-smi (0.1 s per grading)."""
+    from autograder import devices
+
+    for bus in ("0000:19:00.0", "0000:3b:00.0"):
+        (tmp_path / bus).mkdir()
+    monkeypatch.setattr(devices, "DRIVER_GPUS", str(tmp_path))
+    monkeypatch.setattr(devices.subprocess, "run",
+                        lambda *a, **k: pytest.fail("nvidia-smi started"))
+    assert devices.gpu_count() == 2
