@@ -37,10 +37,12 @@ def import_solution(path: str, consts: dict, text: str | None = None) -> types.M
     return module
 
 
-def prepare_timing(cuda, contract: dict, consts: dict, timing: TimingRequest) -> dict:
-    """Device inputs (``copies`` rotated sets, random, at most 3 GiB), the instructor's kernel
-    at the student's constants, the launch shape and an L2 flusher: everything
-    :func:`measure_timing` needs."""
+def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingRequest) -> dict:
+    """Everything :func:`measure_timing` needs, with no kernel run yet: device inputs
+    (``copies`` rotated sets, at most 3 GiB, allocated, filled only by :func:`warm_up`), the
+    instructor's kernel at the student's constants, the launch shape and an L2 flusher; every
+    kernel (``kernel``, the student's, the instructor's, the fill and flush kernels) compiled for
+    its arguments. So the timing child does its CPU work before it asks for the GPU."""
     import numpy as np
 
     from . import timing as timing_mod
@@ -53,15 +55,21 @@ def prepare_timing(cuda, contract: dict, consts: dict, timing: TimingRequest) ->
     copies = max(1, min(TIMING_COPIES, TIMING_COPY_BYTES // max(1, input_bytes)))
     outputs = {name: cuda.device_array(launch_shape(shape, params, consts), dtype)
                for name, (shape, dtype) in timing.outputs.items()}
-    arg_sets = []
+    arg_sets, fills = [], []
     for copy in range(copies):
-        views = {name: timing_mod.device_random(cuda, shape, dt, seed=copy)
-                 for name, (shape, dt) in specs.items()}
+        views = {}
+        for name, (shape, dt) in specs.items():
+            views[name], fill = timing_mod.device_random_later(cuda, shape, dt, seed=copy)
+            fills.append(fill)
         views.update(outputs)
         arg_sets.append([views[a] for a in contract["args"]])
+    reference = getattr(solution, contract["kernel"])
+    for k in (kernel, reference):
+        timing_mod.compiled_for(k, arg_sets[0])
     return {
-        "reference": getattr(solution, contract["kernel"]),
+        "reference": reference,
         "arg_sets": arg_sets,
+        "fills": fills,
         "grid": launch_shape(contract["grid"], params, consts),
         "block": launch_shape(contract["block"], params, consts),
         "flush": timing_mod.l2_flusher(cuda),
@@ -71,7 +79,9 @@ def prepare_timing(cuda, contract: dict, consts: dict, timing: TimingRequest) ->
 
 
 def warm_up(cuda, kernel, prepared: dict) -> None:
-    """One launch of each kernel: compiles them before the measurement."""
+    """The first GPU work of the timing: fill the inputs, then one launch of each kernel."""
+    for fill in prepared.get("fills", ()):
+        fill()
     for k in (kernel, prepared["reference"]):
         k[prepared["grid"], prepared["block"]](*prepared["arg_sets"][0])
     cuda.synchronize()

@@ -2,44 +2,37 @@
 child, the simulator's compile check and instrumented run, the GPU's timing child and the
 compute-sanitizer runs.
 
-On a GPU a grading holds the GPU lock (:mod:`autograder.gpulock`) twice, one hold after the
-other and never one inside the other (so gradings in parallel threads or processes cannot
-deadlock on it):
+On a GPU every child starts at once, holding nothing: starting Python, importing Numba and
+compiling (most of a child's life) is the host's work. A GPU child says ``ready`` just before
+its first GPU work (:mod:`autograder.harness`) and waits; the grader takes the GPU lock
+(:mod:`autograder.gpulock`) for it in that child's thread, sends the go byte, and lets the lock
+go when the child is done (:func:`run_holding`):
 
-1. **shared**, for all of its shared GPU work side by side: the correctness child, the
-   compute-sanitizer runs (their findings are kept only when the run shows the submission
-   imported, as when they ran after it) and the timing child's start-up, JIT and warm-up, up
-   to its ``ready``. Other gradings' shared work may run beside it; no measurement does;
-2. **exclusive**, only when every case passed: the timing child's measurement. A warm timing
-   child kept waiting for that hold past what its own deadlines leave for measuring is
-   replaced by a fresh one, started inside the exclusive hold (so a busy GPU costs time,
-   never a spurious timing ``timeout``).
+* **shared** for the correctness child's and the sanitizer runs' cases: other gradings' cases
+  may run beside them, no measurement does;
+* **exclusive** for the timing child's inputs, warm-up and measurement, and only once the
+  correctness child has ended with every case passed (:class:`TimingChild`); a case that fails
+  stops the timing child at once, wherever it is.
 
-The simulator's instrumented run uses only the host's CPU: it runs beside both holds, holding
-nothing.
+A thread that waits for the lock holds nothing, and a thread that holds it waits only for its
+own child's GPU work, so gradings in parallel threads or processes cannot deadlock on it. Time
+spent waiting for the lock does not count against a child's deadlines
+(:meth:`autograder.sandbox._Watchdog.pause`). The simulator's instrumented run uses only the
+host's CPU: it holds nothing.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import diagnostics, environment, gpulock, plan
 from .exercises.base import Exercise
 from .judge_cases import passed_every_case, spoils_timing
-from .protocol import Imported, Ready, received
+from .protocol import Done, Imported, Ready, received
 from .sandbox import ChildRun, Limits, run_child
 from .submission import Source
-
-#: The clock of the timing child's deadlines, as :mod:`autograder.sandbox` counts them for a GPU
-#: child (wall time; a test may replace it).
-_now = time.monotonic
-#: Seconds the instructor's self-check may sample (``child_timing.measure_timing``).
-SELF_CHECK_BUDGET_S = 3.0
-#: Seconds beyond the sampling budgets that a measurement needs (the last round, the records).
-MEASURE_MARGIN_S = 5.0
 
 
 @dataclass
@@ -87,46 +80,29 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
 
 def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits, work: Path,
                 diagnose, sanitize: bool, request) -> Children:
-    """The GPU path of :func:`run_all`: the two holds of the module's docstring."""
+    """The GPU path of :func:`run_all`: every child at once, each holding the GPU lock only for
+    its GPU work (the module's docstring)."""
     stop_instrument = threading.Event()
     instrument = start_jobs({"instrument": lambda: run_child(
         request("sim", ["instrument"], diagnose=diagnose), "sim", limits, work,
         cancel=stop_instrument)} if diagnose else {})
     timed: TimingChild | None = None
-    spoiled = threading.Event()  # a record ruled timing out before the timing child existed
-    started = threading.Lock()
-
-    def watch(header: dict, send) -> bool:
-        # A case that errors stops the timing child at once (``TimingChild.watch``).
-        with started:
-            if timed is None:
-                if spoils_timing(header):
-                    spoiled.set()
-                return False
-        return timed.watch(header, send)
-
-    jobs = {"run": lambda: run_child(request("gpu", ["compile", "run"], cases), "gpu", limits,
-                                     work, on_record=watch)}
-    if diagnose and sanitize:
-        jobs["sanitize"] = lambda: diagnostics.run_sanitizers(
-            request("gpu", ["run"], [diagnose], lineinfo=True), limits, work)
     try:
-        with gpulock.gpu(exclusive=False):
-            wait = start_jobs(jobs)
-            try:
-                if exercise.timing:
-                    timing = request("gpu", ["time"], timing=plan.timing_request(exercise),
-                                     await_go=True)
-                    with started:
-                        timed = TimingChild(timing, limits, work)
-                        if spoiled.is_set():
-                            timed.stop()
-            finally:
-                done = wait()
-            go = timed is not None and passed_every_case(exercise, source, done["run"], cases)
-            if timed is not None:
-                timed.warmed(go)  # its GPU work so far stays inside this shared hold
-        timing_run = timed.finish(go) if timed is not None else None
+        if exercise.timing:
+            timed = TimingChild(request("gpu", ["time"], timing=plan.timing_request(exercise),
+                                        await_go=True), limits, work)
+        watch = timed.watch if timed is not None else None
+        jobs = {"run": lambda: run_holding(request("gpu", ["compile", "run"], cases,
+                                                   await_go=True), limits, work, watch=watch)}
+        if diagnose and sanitize:
+            jobs["sanitize"] = lambda: diagnostics.run_sanitizers(
+                request("gpu", ["run"], [diagnose], lineinfo=True, await_go=True), limits, work,
+                runner=run_holding)
+        done = start_jobs(jobs)()
+        timing_run = None
+        if timed is not None:
+            timed.decide(passed_every_case(exercise, source, done["run"], cases))
+            timing_run = timed.finish()
     except BaseException:
         stop_instrument.set()
         raise
@@ -142,133 +118,104 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     return Children(run, run, instrumented.get("instrument", run), timing_run, sanitized)
 
 
-class TimingChild:
-    """The timing child, started inside its grading's shared hold of the GPU: it compiles and
-    warms up beside the correctness child, then says ``ready`` and waits for its go.
-    :meth:`warmed` (still in the shared hold) stops it or waits for that ``ready``;
-    :meth:`finish` takes the GPU alone and lets it measure. :meth:`watch`, the correctness
-    child's ``on_record`` hook, stops it as soon as a case errors (timing counts only for a
-    kernel that passes every correctness test).
+def run_holding(request: dict, limits: Limits, work: Path, exclusive: bool = False,
+                decide=None, watch=None, **kw) -> ChildRun:
+    """Run a GPU child (``request`` with ``await_go``), holding the GPU lock for it from its
+    ``ready`` to its ``done`` (or its end), in this thread: shared, or ``exclusive``.
+    ``decide()``: called at ``ready``, before the lock is asked for (it may block); False stops
+    the child there. ``watch(header, send)``: another ``on_record`` hook, called first (True
+    stops the child). ``kw``: passed to :func:`autograder.sandbox.run_child` (``wrapper``,
+    ``writable``, ``cancel``)."""
+    held = []  # the lock's context manager while held
 
-    While it waits for its go, the sandbox's watchdog is paused (the hook blocks) but its
-    deadlines keep running: a child whose deadlines (``Limits.timing_timeout`` from its
-    ``start`` of the timing phase, ``Limits.total_timeout`` from its spawn, wall time) leave
-    less than the measurement needs (the request's sampling budget, the self-check's and
-    :data:`MEASURE_MARGIN_S`) is stopped, and :meth:`finish` runs a fresh one instead."""
-
-    def __init__(self, request: dict, limits: Limits, work: Path):
-        self._request, self._limits, self._work = request, limits, work
-        self._go = threading.Event()
-        self._ready = threading.Event()  # said ready, or ended
-        self._cancel = threading.Event()
-        self._decision = False
-        self.stopped = False  # by :meth:`stop`: no go whatever :meth:`finish` is told
-        self._was_ready = False
-        self._sent_go = False
-        self._timing_started: float | None = None
-        budget = (request.get("timing") or {}).get("budget_s") or 0.0
-        self._needs = float(budget) + SELF_CHECK_BUDGET_S + MEASURE_MARGIN_S
-        self._result: dict[str, ChildRun] = {}
-        self._error: BaseException | None = None
-        self._spawned = _now()  # before the spawn: errs on the safe side
-        self._thread = threading.Thread(target=self._run, name="timing-child")
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._result["run"] = run_child(self._request, "gpu", self._limits, self._work,
-                                            on_record=self._on_record, cancel=self._cancel)
-        except BaseException as exc:  # SandboxUnavailable: raised by finish
-            self._error = exc
-        finally:
-            self._ready.set()
-
-    def time_left(self) -> float:
-        """Seconds its deadlines leave beyond what a measurement needs (negative: too late)."""
-        now = _now()
-        left = self._limits.total_timeout - (now - self._spawned)
-        if self._timing_started is not None:
-            left = min(left, self._limits.timing_timeout - (now - self._timing_started))
-        return left - self._needs
-
-    def _on_record(self, header: dict, send) -> bool:
+    def on_record(header: dict, send) -> bool:
+        if watch is not None and watch(header, send):
+            return True
         if not isinstance(header, dict):
             return False
         kind = header.get("type")
-        if kind == "start" and header.get("id") == "timing" and self._timing_started is None:
-            self._timing_started = _now()
-        if kind != Ready.TYPE:  # no fields
-            return False
-        self._was_ready = True
-        self._ready.set()
-        # Waiting longer than its deadlines allow would only lead to a killed measurement.
-        self._go.wait(timeout=max(0.0, self.time_left()))
-        if not self._decision or self.time_left() <= 0:
-            return True
-        self._sent_go = True
-        send(b"g")
+        if kind == Ready.TYPE and not held:
+            if decide is not None and not decide():
+                return True
+            hold = gpulock.gpu(exclusive=exclusive)
+            hold.__enter__()
+            held.append(hold)
+            send(b"g")
+        elif kind == Done.TYPE:
+            release()
         return False
 
-    def stop(self) -> None:
-        """Stop it now, whether it is warming up or waiting for its go (thread-safe)."""
-        self.stopped = True
-        self._decision = False
-        self._cancel.set()
-        self._go.set()
+    def release() -> None:
+        while held:
+            held.pop().__exit__(None, None, None)
+
+    try:
+        return run_child(request, "gpu", limits, work, on_record=on_record, **kw)
+    finally:
+        release()
+
+
+class TimingChild:
+    """The timing child, started with its grading's other children: it compiles both kernels
+    (the host's work), says ``ready`` and waits. :meth:`decide` gives the verdict of the
+    correctness child: go (every case passed) lets it take the GPU alone (exclusive, in its own
+    thread) and measure; no go stops it wherever it is. :meth:`watch`, the correctness child's
+    ``on_record`` hook, says no go as soon as a case errors (timing counts only for a kernel
+    that passes every correctness test)."""
+
+    def __init__(self, request: dict, limits: Limits, work: Path):
+        self._decided = threading.Event()
+        self._go = False
+        self._cancel = threading.Event()
+        self._result: dict[str, ChildRun] = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(request, limits, work), name="timing-child")
+        self._thread.start()
+
+    def _run(self, request: dict, limits: Limits, work: Path) -> None:
+        try:
+            self._result["run"] = run_holding(request, limits, work, exclusive=True,
+                                              decide=self._wait_for_decision,
+                                              cancel=self._cancel)
+        except BaseException as exc:  # SandboxUnavailable: raised by finish
+            self._error = exc
+
+    def _wait_for_decision(self) -> bool:
+        self._decided.wait()
+        return self._go
+
+    def decide(self, go: bool) -> None:
+        """The correctness verdict (first call wins): ``go`` True lets it measure, False stops
+        it now (thread-safe)."""
+        if self._decided.is_set():
+            return
+        self._go = go
+        self._decided.set()
+        if not go:
+            self._cancel.set()
 
     def watch(self, header: dict, send) -> bool:
-        """The correctness child's ``on_record`` hook: :meth:`stop` on a record that rules out
-        timing (:func:`autograder.judge_cases.spoils_timing`). Never stops the correctness
-        child (returns False)."""
-        if not self.stopped and spoils_timing(header):
-            self.stop()
+        """The correctness child's ``on_record`` hook: no go on a record that rules out timing
+        (:func:`autograder.judge_cases.spoils_timing`). Never stops the correctness child
+        (returns False)."""
+        if spoils_timing(header):
+            self.decide(False)
         return False
 
-    def warmed(self, go: bool) -> None:
-        """Called inside the grading's shared hold once the correctness child has ended:
-        ``go`` False (a case failed) stops it now; True waits until it is ready for its go (or
-        has ended), so that its start-up and warm-up on the GPU stay inside that hold. Bounded
-        by the child's own deadlines (its watchdog runs until it says ready)."""
-        if not go:
-            self.stop()
-            return
-        self._ready.wait()
-
-    def finish(self, go: bool) -> ChildRun | None:
-        """Let it measure (``go``: every case passed, see
-        :func:`autograder.judge_cases.passed_every_case`) or stop it; None when it did not
-        measure. Call it outside any hold of the GPU lock: with ``go`` it takes the GPU alone
-        (blocking until the other gradings' shared work is done) for the measurement, running
-        a fresh timing child when this one waited too long. Raises what ``run_child`` raised
-        (``SandboxUnavailable``)."""
-        if not go or self.stopped:
-            self.stop()
-            self.close()
-            return None
-        with gpulock.gpu(exclusive=True):
-            self._decision = True
-            self._go.set()
-            self._thread.join()
-            if self._error is not None:
-                raise self._error
-            if self._was_ready and not self._sent_go:
-                return self._fresh()
-            return self._result.get("run")
-
-    def _fresh(self) -> ChildRun:
-        """A new timing child, inside the exclusive hold: it gets its go as soon as it is
-        ready."""
-        def on_record(header: dict, send) -> bool:
-            if isinstance(header, dict) and header.get("type") == Ready.TYPE:
-                send(b"g")
-            return False
-
-        return run_child(self._request, "gpu", self._limits, self._work, on_record=on_record)
+    def finish(self) -> ChildRun | None:
+        """Wait for it (call :meth:`decide` first); its run, or None when it did not measure.
+        Raises what ``run_child`` raised (``SandboxUnavailable``)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result.get("run") if self._go else None
 
     def close(self) -> None:
         """Stop it if it still runs and wait for its thread (idempotent)."""
         if self._thread.is_alive():
-            self.stop()
+            self.decide(False)
+            self._cancel.set()
             self._thread.join()
 
 

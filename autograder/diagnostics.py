@@ -29,12 +29,17 @@ def _lines(source: Source, lines) -> str:
     return ", ".join(source.where(int(n)) for n in lines if n) or "an unknown line"
 
 
-def run_sanitizers(request: dict, limits: Limits, work: Path) -> dict[str, sanitizer.Report]:
+def run_sanitizers(request: dict, limits: Limits, work: Path,
+                   runner=None) -> dict[str, sanitizer.Report]:
     """Run the request (one small case, ``lineinfo``) under each sanitizer tool, side by side;
     returns the parsed reports of the tools that ran. Empty when compute-sanitizer is missing.
-    Takes no GPU lock: :func:`autograder.children.run_all` runs it beside the correctness child,
-    inside the grading's shared hold of the GPU, and keeps its reports only when that child
-    shows the submission imported."""
+    ``runner(request, limits, work, wrapper=..., writable=...)`` runs each child (default: a
+    plain GPU child; :func:`autograder.children.run_holding` holds the GPU lock for its cases).
+    :func:`autograder.children.run_all` runs it beside the correctness child and keeps its
+    reports only when that child shows the submission imported."""
+    if runner is None:
+        def runner(request, limits, work, **kw):
+            return run_child(request, "gpu", limits, work, **kw)
     if sanitizer.executable() is None:
         return {}
     reports: dict[str, sanitizer.Report] = {}
@@ -42,9 +47,9 @@ def run_sanitizers(request: dict, limits: Limits, work: Path) -> dict[str, sanit
     def one(tool: str) -> None:
         with tempfile.TemporaryDirectory(prefix=f"kernelgrade-{tool}-") as logs:
             log = Path(logs) / "sanitizer.log"
-            child = run_child(request, "gpu", limits, work,
-                              wrapper=tuple(sanitizer.command(tool, str(log))),
-                              writable=Path(logs))
+            child = runner(request, limits, work,
+                           wrapper=tuple(sanitizer.command(tool, str(log))),
+                           writable=Path(logs))
             if child.first("case") is not None or child.of_type("error"):
                 text = log.read_text(errors="replace") if log.exists() else ""
                 if text:

@@ -12,8 +12,10 @@ request (:class:`autograder.protocol.Request`, pickled by the grader as its ``to
 on standard input and is read in full before any student code runs. The order of :func:`main`
 is the anti-cheat order:
 
-1. read the whole request; keep a duplicate of standard input only for a timing child (its go
-   byte), then point standard input at ``/dev/null``;
+1. read the whole request; keep a duplicate of standard input only for a child that waits for
+   the grader's go bytes (``await_go``: a GPU child says ``ready`` before its first GPU work and
+   waits until the grader holds the GPU lock for it), then point standard input at
+   ``/dev/null``;
 2. choose the backend (``NUMBA_ENABLE_CUDASIM``, read when Numba is imported): no module of the
    child imports Numba before this (:mod:`autograder.child_contract`, :mod:`~.child_cases`,
    :mod:`~.child_device` and :mod:`~.child_timing` import it inside functions only);
@@ -35,7 +37,8 @@ import os
 import pickle
 import sys
 
-from .child_cases import compile_ptx, run_calls, run_cases, run_instrumented
+from .child_cases import (compile_for_cases, compile_ptx, run_calls, run_cases,
+                          run_instrumented)
 from .child_simulator import SIM_SWITCH_INTERVAL, prepare_simulator
 from .child_channel import open_channel, send, send_error
 from .child_contract import ContractError, import_submission, resolve
@@ -83,8 +86,9 @@ def main(argv: list[str]) -> int:
     open_channel(int(argv[0]))
     request = pickle.load(sys.stdin.buffer)
     req = Request.from_dict(request)
-    # A timing child waits for the grader's go (one byte on the old standard input) before it
-    # measures: the grader gives it the GPU alone only then.
+    # A GPU child waits for the grader's go (one byte on the old standard input) before its
+    # first GPU work: the grader holds the GPU lock for it then (shared for cases, exclusive for
+    # a measurement).
     go_fd = os.dup(0) if req.await_go else None
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -126,6 +130,17 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _granted(go_fd) -> bool:
+    """Before a GPU child's first GPU work (its compiling done): say ``ready`` and wait for the
+    grader's go byte, sent once it holds the GPU lock for this child
+    (:mod:`autograder.children`). True at once for a child that waits for nothing (no
+    ``await_go``); False when the grader said no (a case failed: no timing)."""
+    if go_fd is None:
+        return True
+    send(Ready())
+    return os.read(go_fd, 1) == b"g"
+
+
 def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool:
     """The request's phases, in order: compile, run, instrument, time. False when the child
     must stop without ``done`` (the GPU context is lost, or the timing child got no go)."""
@@ -146,6 +161,10 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
     if "run" in phases and contract["functions"]:
         run_calls(module, req.cases, path)
     elif "run" in phases:
+        if backend == "gpu":
+            compile_for_cases(kernel, contract, consts, req.cases)
+            if not _granted(go_fd):  # the GPU, shared with other gradings' cases
+                return False
         if not run_cases(cuda, kernel, contract, consts, req.cases, driver, path):
             return False
         if backend == "gpu" and kernel is not None and not contract["device_function"]:
@@ -166,12 +185,10 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
     if "time" in phases and req.timing:
         send(Start("timing"))
         try:
-            prepared = prepare_timing(cuda, contract, consts, req.timing)
-            warm_up(cuda, kernel, prepared)  # JIT both kernels while other work shares the GPU
-            if go_fd is not None:
-                send(Ready())
-                if os.read(go_fd, 1) != b"g":
-                    return False
+            prepared = prepare_timing(cuda, kernel, contract, consts, req.timing)
+            if not _granted(go_fd):  # the GPU alone, once every case passed
+                return False
+            warm_up(cuda, kernel, prepared)
             send(TimingSamples(**measure_timing(cuda, kernel, prepared)))
         except BaseException as exc:
             send_error("timing", exc, path)

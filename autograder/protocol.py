@@ -89,8 +89,8 @@ class Request:
     ``compile``, ``run``, ``instrument``, ``time``; ``source_path`` names the submission and
     ``source_text`` is what runs (a sibling child cannot swap the file); ``contract``:
     :meth:`autograder.exercises.base.Contract.to_dict`; ``diagnose``: the instrumented run's
-    case; ``lineinfo``: compile with line info (sanitizer runs); ``await_go``: the timing child
-    waits for the grader's go byte before it measures."""
+    case; ``lineinfo``: compile with line info (sanitizer runs); ``await_go``: a GPU child says
+    ``ready`` before its first GPU work and waits for the grader's go byte."""
 
     backend: str
     phases: list
@@ -361,7 +361,8 @@ class Instrumented(Record):
 
 @dataclass(frozen=True)
 class Ready(Record):
-    """The timing child compiled and warmed up; it waits for the grader's go byte."""
+    """A GPU child compiled what it needs and is about to use the GPU (its cases, or the
+    timing's inputs, warm-up and measurement): it waits for the grader's go byte."""
 
     TYPE = "ready"
 

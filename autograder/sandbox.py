@@ -506,6 +506,13 @@ class _Watchdog:
         self.phase_at = time.monotonic() if now is None else now
         self.phase_cpu = self.read_cpu() if self.cpu_clock else 0.0
 
+    def pause(self, seconds: float) -> None:
+        """Move every wall-clock deadline ``seconds`` later: the child waited for the grader
+        that long (a hook that blocked, such as one waiting for the GPU lock)."""
+        self.started += seconds
+        self.phase_at += seconds
+        self.busy_at += seconds
+
     def _deadlines(self) -> list[tuple[float, float, float]]:
         """(seconds, wall start, CPU at start): the phase's first, then the total's."""
         found = [(self.budget, self.phase_at, self.phase_cpu)] if self.budget is not None else []
@@ -641,7 +648,8 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
     Only use a wrapper's output from GPU runs, where no student Python runs in the child.
 
     ``on_record(header, send)``: called for each record; ``send(bytes)`` writes to the child's
-    standard input (kept open for it); returning True stops the child. ``cancel``: when set,
+    standard input (kept open for it); returning True stops the child. While it blocks, the
+    child's deadlines wait too (:meth:`_Watchdog.pause`). ``cancel``: when set,
     the child is stopped (``ended == "cancelled"``).
     """
     status = sandbox_status()
@@ -730,9 +738,14 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
             header["_cpu"] = round(watch.read_cpu(), 3)
         run.records.append(item)
         kind = header.get("type")
-        if on_record is not None and on_record(header, lambda data: _send(proc, data)):
-            run.ended = "cancelled"
-            break
+        if on_record is not None:
+            hooked = time.monotonic()
+            stop = on_record(header, lambda data: _send(proc, data))
+            # A hook may block (waiting for the GPU lock): that time is not the child's.
+            watch.pause(time.monotonic() - hooked)
+            if stop:
+                run.ended = "cancelled"
+                break
         if kind == "done":  # nothing more to read: threads the child left running don't count
             run.ended = "finished"
             break

@@ -38,7 +38,8 @@ def run_variant(cuda, ex, path: Path, trials: int) -> dict:
     contract = ex.contract.to_dict()
     module = harness.import_submission(str(path))
     kernel, consts = harness.resolve(module, contract, str(path), "gpu")
-    prepared = harness.prepare_timing(cuda, contract, consts, _timing_request(ex))
+    prepared = harness.prepare_timing(cuda, kernel, contract, consts, _timing_request(ex))
+    harness.warm_up(cuda, kernel, prepared)
     ratios, passes, unstable, seconds = [], 0, 0, []
     for _ in range(trials):
         rec = harness.measure_timing(cuda, kernel, prepared)

@@ -74,7 +74,8 @@ def main() -> int:
         path = solution_path(ex)
         module = harness.import_submission(str(path))
         kernel, consts = harness.resolve(module, contract, str(path), "gpu")
-        p = harness.prepare_timing(cuda, contract, consts, _timing_request(ex))
+        p = harness.prepare_timing(cuda, kernel, contract, consts, _timing_request(ex))
+        harness.warm_up(cuda, kernel, p)
         ms = event_ms(cuda, lambda: kernel[p["grid"], p["block"]](*p["arg_sets"][0]), flush)
         amount, unit = work(name, ex.timing.params)
         rows.append({"exercise": name, "params": ex.timing.params, "constants": consts,

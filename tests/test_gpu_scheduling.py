@@ -21,11 +21,6 @@ from autograder.submission import load_source
 GUARD_S = 60.0  # a stall fails the test after this long; a pass takes well under a second
 
 
-def _clock() -> float:
-    """The children's clock (:data:`autograder.children._now`), which a test may move on."""
-    return getattr(children, "_now", time.monotonic)()
-
-
 class FakeGPU:
     """One GPU as the fake children see it: who works on it now, and any moment a measurement
     was not alone."""
@@ -65,74 +60,80 @@ class FakeGPU:
 
 
 class FakeChildren:
-    """Stands in for ``run_child`` (and ``diagnostics.run_sanitizers``) of GPU gradings."""
+    """Stands in for ``run_child`` (and ``diagnostics.run_sanitizers``) of GPU gradings: each
+    fake child compiles (no GPU), says ``ready``, waits for the go byte and only then uses the
+    fake GPU, as :mod:`autograder.harness` does."""
 
     def __init__(self, gpu: FakeGPU):
         self.gpu = gpu
-        self.timing_children = 0
-        self.stopped_at_ready = 0
-        self.on_correctness = None  # called in the correctness child, while it runs
+        self.timing_ready = threading.Event()  # a timing child said ready (waits for its go)
+        self.on_correctness_ready = None  # called in the correctness child, before its ready
+        self.compiled: list[str] = []
 
     def __call__(self, request, backend, limits, work, on_record=None, cancel=None, **_):
         phases = request["phases"]
         if backend == "sim":  # the instrumented run: the host's CPU only
             return ChildRun(records=[({"type": "hello"}, {}), ({"type": "done"}, {})])
         if phases == ["time"]:
-            return self._timing(limits, on_record, cancel)
-        return self._correctness(request, on_record)
+            return self._timing(on_record, cancel)
+        return self._correctness(request, on_record, "sanitizer" if phases == ["run"]
+                                 else "correctness")
 
-    def _correctness(self, request, on_record):
-        self.gpu.begin("correctness")
-        if self.on_correctness is not None:
-            self.on_correctness()
+    def _send(self, run, on_record, header, got=None) -> bool:
+        run.records.append((header, {}))
+        return on_record(header, (got.append if got is not None else lambda data: None))
+
+    def _correctness(self, request, on_record, what):
         run = ChildRun()
-        headers = [{"type": "device", "name": "Fake GPU"}, {"type": "hello"}]
+        for header in ({"type": "device", "name": "Fake GPU"}, {"type": "hello"}):
+            assert self._send(run, on_record, header) is False
         if "import error" in request["source_text"]:
-            headers.append({"type": "error", "phase": "import", "message": "NameError: x"})
-        else:
-            headers.append({"type": "imported", "constants": {"TILE_WIDTH": 16}, "skipped": []})
-            headers += [{"type": "case", "id": c["id"]} for c in request["cases"]]
-        for header in headers + [{"type": "done"}]:
-            run.records.append((header, {}))
-            if on_record is not None:
-                assert on_record(header, lambda data: None) is False
-            self.gpu.check("correctness")
-        time.sleep(0.002)
-        self.gpu.end("correctness")
+            self._send(run, on_record, {"type": "error", "phase": "import", "message": "x"})
+            run.ended = "exited"
+            return run
+        self._send(run, on_record, {"type": "imported", "constants": {"TILE_WIDTH": 16},
+                                    "skipped": []})
+        with self.gpu.lock:
+            self.compiled.append(what)
+        if what == "correctness" and self.on_correctness_ready is not None:
+            self.on_correctness_ready()
+        got: list = []
+        assert self._send(run, on_record, {"type": "ready"}, got) is False
+        assert got == [b"g"]
+        self.gpu.begin(what)
+        for c in request["cases"]:
+            time.sleep(0.001)
+            self.gpu.check(what)
+            self._send(run, on_record, {"type": "case", "id": c["id"]})
+        self.gpu.end(what)
+        self._send(run, on_record, {"type": "done"})
         run.ended = "finished"
         return run
 
-    def _timing(self, limits, on_record, cancel):
-        """Warm up, say ready, wait for the go; the sandbox's watchdog as seen through the
-        children's clock: a go that comes after the child's deadlines finds it killed."""
-        with self.gpu.lock:
-            self.timing_children += 1
-        spawned = _clock()
-        self.gpu.begin("warm-up")
+    def _timing(self, on_record, cancel):
+        """Compile (a cancel stops it here), say ready, wait for the go, measure."""
         for _ in range(3):
             if cancel is not None and cancel.is_set():
-                self.gpu.end("warm-up")
                 return ChildRun(ended="cancelled")
             time.sleep(0.002)
-            self.gpu.check("warm-up")
-        self.gpu.end("warm-up")
-        on_record({"type": "start", "id": "timing"}, None)
-        got = []
-        if on_record({"type": "ready"}, got.append):
-            with self.gpu.lock:
-                self.stopped_at_ready += 1
+        with self.gpu.lock:
+            self.compiled.append("timing")
+        run = ChildRun()
+        self._send(run, on_record, {"type": "start", "id": "timing"})
+        got: list = []
+        self.timing_ready.set()
+        if self._send(run, on_record, {"type": "ready"}, got):
             return ChildRun(ended="cancelled")
         assert got == [b"g"]
-        if _clock() - spawned > limits.total_timeout:
-            return ChildRun(ended="timeout", timeout_reason="wall")
         self.gpu.work("measure")
-        return ChildRun(records=[({"type": "start", "id": "timing"}, {}),
-                                 ({"type": "timing"}, {}), ({"type": "done"}, {})],
-                        ended="finished")
+        self._send(run, on_record, {"type": "timing"})
+        self._send(run, on_record, {"type": "done"})
+        run.ended = "finished"
+        return run
 
-    def sanitizers(self, request, limits, work):
-        self.gpu.work("sanitizer")
-        return {"racecheck": Report("racecheck", 1, [])}
+    def sanitizers(self, request, limits, work, runner=None):
+        run = runner(request, limits, work, wrapper=(), writable=None)
+        return {"racecheck": Report("racecheck", 1, [])} if run.ended == "finished" else {}
 
 
 @pytest.fixture
@@ -190,88 +191,82 @@ def test_eight_gradings_at_once_all_end_each_measuring_alone(world, tmp_path):
         assert set(kids.sanitized) == {"racecheck"}
 
 
-def test_a_timing_child_warms_up_only_inside_its_gradings_shared_hold(world, tmp_path,
-                                                                    monkeypatch):
-    """While another grading measures (holds the GPU alone), a new grading starts no GPU
-    child at all, its timing child included: it waits for the shared hold."""
+def test_children_start_and_compile_while_another_grading_measures(world, tmp_path):
+    """Starting Python, importing Numba and compiling is the host's work: while another grading
+    holds the GPU alone, a new grading's correctness and timing children start and compile;
+    none touches the GPU before that measurement ends."""
     grading = _grading(tmp_path, 1)
-    waiting = threading.Event()
-    real_gpu = gpulock.gpu
-
-    def gpu(exclusive):
-        if not exclusive:
-            waiting.set()
-        return real_gpu(exclusive)
-
-    with real_gpu(exclusive=True):
+    with gpulock.gpu(exclusive=True):
         world.gpu.begin("measure")
-        monkeypatch.setattr(gpulock, "gpu", gpu)
         thread = threading.Thread(target=grading, daemon=True)
         thread.start()
-        assert waiting.wait(GUARD_S)
-        time.sleep(0.05)  # room for a child started without the lock to show itself
+        deadline = time.monotonic() + GUARD_S
+        while {"correctness", "timing"} - set(world.compiled):
+            assert time.monotonic() < deadline, "the children did not compile meanwhile"
+            time.sleep(0.002)
+        time.sleep(0.05)  # room for a child let onto the GPU too early to show itself
         world.gpu.end("measure")
     thread.join(GUARD_S)
     assert not thread.is_alive()
     assert world.gpu.violations == []
-    assert world.gpu.log.index("end measure") < world.gpu.log.index("begin warm-up")
+    log = world.gpu.log
+    assert log.index("end measure") < log.index("begin correctness")
 
 
-def test_a_timing_child_kept_waiting_past_its_deadlines_is_replaced(world, tmp_path,
-                                                                    monkeypatch):
-    """The grading's correctness run ends while another grading waits to measure; that one
-    measures first, and by the children's clock for longer than the first grading's warm
-    timing child may live. The grader then measures with a fresh timing child inside its own
-    exclusive hold instead of letting a killed child turn into a timing ``timeout``."""
-    clock = [1000.0]
-    monkeypatch.setattr(children, "_now", lambda: clock[0], raising=False)
-    other = threading.Event()
+def test_a_timing_child_waits_for_its_verdict_holding_nothing(world, tmp_path):
+    """The timing child says ready before the correctness child has finished; while it waits
+    for that verdict it holds no part of the GPU lock (another grading could measure now), so
+    a grading waiting to measure can never wait on it."""
+    free: list[bool] = []
 
-    def another_grading_measures():
-        with gpulock.gpu(exclusive=True):
-            world.gpu.begin("measure")
-            clock[0] += 500.0  # longer than total_timeout
-            world.gpu.end("measure")
-        other.set()
+    def probe_the_lock():
+        assert world.timing_ready.wait(GUARD_S)
+        time.sleep(0.02)  # the timing child is inside its hook, waiting for the verdict
+        with open(world.lock_paths[0], "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                free.append(True)
+            except BlockingIOError:
+                free.append(False)
 
-    def start_the_other_grading():
-        threading.Thread(target=another_grading_measures, daemon=True).start()
-        # It is waiting for our shared hold, holding the turnstile: it measures before us.
-        deadline = time.monotonic() + GUARD_S
-        with open(world.lock_paths[1], "a") as probe:
-            while time.monotonic() < deadline:
-                try:
-                    fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    return
-                fcntl.flock(probe, fcntl.LOCK_UN)
-                time.sleep(0.002)
-        raise AssertionError("the other grading never asked for the GPU")
-
-    world.on_correctness = start_the_other_grading
+    world.on_correctness_ready = probe_the_lock
     kids = _run_threads([_grading(tmp_path, 2)])[0]
-    assert other.is_set()
-    assert world.timing_children == 2 and world.stopped_at_ready == 1
-    assert kids.timing is not None and kids.timing.ended == "finished"
-    assert kids.timing.first("timing") is not None
+    assert free == [True]
+    assert kids.timing is not None and kids.timing.first("timing") is not None
     assert world.gpu.violations == []
+
+
+def test_time_spent_waiting_for_the_grader_is_not_the_childs():
+    """A child kept waiting by a hook (for the GPU lock) keeps its whole deadline afterwards."""
+    from autograder.sandbox import _Watchdog
+
+    limits = Limits(total_timeout=10.0, import_timeout=8.0, clock="wall")
+    watch = _Watchdog(limits, "gpu", root=0, started=100.0)
+    assert watch.expired(109.0) == ("wall", 8.0)  # the import's 8 s ran out
+    watch.pause(30.0)  # a hook blocked for 30 s
+    assert watch.expired(131.0) is None
+    assert watch.expired(139.0) == ("wall", 8.0)
+    assert watch.expired(141.0) == ("wall", 8.0)
 
 
 def test_sanitizers_run_beside_the_correctness_child(world, tmp_path, monkeypatch):
     """The compute-sanitizer runs start while the correctness child still runs (the old order
-    waited for it: this would stall until the guard)."""
+    waited for it: this would stall until the guard), each holding the GPU shared for its
+    cases."""
     started = threading.Event()
     real = world.sanitizers
 
-    def sanitizers(request, limits, work):
+    def sanitizers(request, limits, work, runner=None):
         started.set()
-        return real(request, limits, work)
+        return real(request, limits, work, runner=runner)
 
     monkeypatch.setattr(diagnostics, "run_sanitizers", sanitizers)
-    world.on_correctness = lambda: started.wait(GUARD_S) or pytest.fail("ran after")
+    world.on_correctness_ready = lambda: started.wait(GUARD_S) or pytest.fail("ran after")
     kids = _run_threads([_grading(tmp_path, 3)])[0]
     assert set(kids.sanitized) == {"racecheck"}
     assert world.gpu.violations == []
+    assert "begin sanitizer" in world.gpu.log
 
 
 def test_sanitizer_findings_of_a_submission_that_did_not_import_are_dropped(world, tmp_path):

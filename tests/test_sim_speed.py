@@ -82,7 +82,7 @@ def test_passed_every_case_only_for_correct_outputs(tiled):
     assert not _passed_every_case(ex, source, malformed, cases)
 
 
-# --- the timing child: a fake run_child that warms up, says ready and waits for its go -------
+# --- the timing child: a fake run_child that compiles, says ready and waits for its go --------
 
 class _FakeTimingChild:
     """Stands in for ``run_child`` of the timing child: sends ``ready`` once ``warm`` is set,
@@ -119,7 +119,8 @@ def test_timing_child_measures_a_passing_kernel(fake_child, tmp_path):
     timed = _TimingChild({}, Limits(), tmp_path)
     timed.watch({"type": "case", "id": 0}, None)
     fake_child.warm.set()
-    assert timed.finish(go=True) is not None
+    timed.decide(True)
+    assert timed.finish() is not None
     assert fake_child.how == "measured" and fake_child.got == [b"g"]
 
 
@@ -130,7 +131,8 @@ def test_timing_child_stops_at_the_first_error_while_warming_up(fake_child, tmp_
     timed._thread.join(timeout=10)  # stopped now, not when the correctness child ends
     assert not timed._thread.is_alive()
     assert fake_child.how == "cancelled while warming up"
-    assert timed.finish(go=True) is None  # a later go cannot revive it
+    timed.decide(True)
+    assert timed.finish() is None  # a later go cannot revive it
     assert fake_child.got == []
 
 
@@ -141,13 +143,15 @@ def test_timing_child_stops_at_an_error_while_waiting_for_its_go(fake_child, tmp
     timed._thread.join(timeout=10)  # not after timing_timeout (600 s)
     assert not timed._thread.is_alive()
     assert fake_child.how == "stopped at ready" and fake_child.got == []
-    assert timed.finish(go=True) is None
+    timed.decide(True)
+    assert timed.finish() is None
 
 
 def test_timing_child_not_let_go_for_a_failed_kernel(fake_child, tmp_path):
     timed = _TimingChild({}, Limits(), tmp_path)
     fake_child.warm.set()
-    assert timed.finish(go=False) is None
+    timed.decide(False)
+    assert timed.finish() is None
     assert fake_child.got == []
 
 
