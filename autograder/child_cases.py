@@ -29,33 +29,35 @@ def compile_ptx(kernel, contract: dict, backend: str) -> str:
     return ptx
 
 
-def compile_for_cases(kernel, contract: dict, consts: dict, cases: list) -> None:
+def compile_for_cases(kernel, contract: dict, consts: dict, cases: list):
     """Compile ``kernel`` for the argument types its cases' launches will have (C-contiguous
     device arrays of each input's and output's dtype and rank) before the first launch, which
     then finds it compiled: the JIT (CPU work) stays outside the grading's hold of the GPU.
-    Kernels with a scalar argument or a driver (which launches its own kernels) compile at
-    their first launch as before; a kernel that fails to compile is left to fail there, in its
-    case, with the same message."""
+    Kernels with a scalar argument or a driver (which launches its own kernels), and device
+    functions, compile at their first launch as before; a kernel that fails to compile is left
+    to fail there, in its case, with the same message. Returns the first case's argument types (a tuple of Numba
+    types) once compiled for them, else None."""
     import numpy as np
     from numba import from_dtype, types
 
-    if contract.get("driver") or kernel is None:
-        return
-    seen = set()
+    if contract.get("driver") or contract.get("device_function") or kernel is None:
+        return None
+    seen: list = []
     for case in cases:
         shapes = {n: (a.dtype, a.ndim) for n, a in case.inputs.items()}
         shapes.update({n: (np.dtype(dtype), len(launch_shape(shape, case.params, consts)))
                        for n, (shape, dtype) in case.outputs.items()})
         if any(a not in shapes for a in contract["args"]):
-            return
+            return seen[0] if seen else None
         sig = tuple(types.Array(from_dtype(shapes[a][0]), shapes[a][1], "C")
                     for a in contract["args"])
         if sig not in seen:
-            seen.add(sig)
             try:
                 kernel.compile(sig)
             except Exception:  # noqa: BLE001 - the case's launch reports it
-                return
+                return seen[0] if seen else None
+            seen.append(sig)
+    return seen[0] if seen else None
 
 
 def case_views(cuda, consts: dict, case: CaseRequest):

@@ -130,6 +130,17 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _ptx(kernel, contract: dict, backend: str, launched_as) -> str:
+    """The kernel's PTX: that of the compilation its launches will use when there is one (a
+    GPU child compiles once), else compiled apart for the contract's signature."""
+    if launched_as is not None:
+        try:
+            return kernel.inspect_asm(launched_as)
+        except Exception:  # noqa: BLE001 - compiled apart below, with its own errors
+            pass
+    return compile_ptx(kernel, contract, backend)
+
+
 def _granted(go_fd) -> bool:
     """Before a GPU child's first GPU work (its compiling done): say ``ready`` and wait for the
     grader's go byte, sent once it holds the GPU lock for this child
@@ -145,9 +156,14 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
     """The request's phases, in order: compile, run, instrument, time. False when the child
     must stop without ``done`` (the GPU context is lost, or the timing child got no go)."""
     backend, path, contract, phases = req.backend, req.source_path, req.contract, req.phases
+    launched_as = None  # the argument types the cases' launches will have, compiled for
+    if backend == "gpu" and "run" in phases and kernel is not None:
+        if "compile" in phases:  # the PTX the grader reads names the student's lines
+            kernel.targetoptions["lineinfo"] = True
+        launched_as = compile_for_cases(kernel, contract, consts, req.cases)
     if "compile" in phases and kernel is not None:
         try:
-            send(Compiled(compile_ptx(kernel, contract, backend)[:PTX_LIMIT]))
+            send(Compiled(_ptx(kernel, contract, backend, launched_as)[:PTX_LIMIT]))
         except BaseException as exc:
             send_error("compile", exc, path)
 
@@ -162,7 +178,6 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
         run_calls(module, req.cases, path)
     elif "run" in phases:
         if backend == "gpu":
-            compile_for_cases(kernel, contract, consts, req.cases)
             if not _granted(go_fd):  # the GPU, shared with other gradings' cases
                 return False
         if not run_cases(cuda, kernel, contract, consts, req.cases, driver, path):
