@@ -39,9 +39,20 @@ def compiled_for(kernel, args) -> None:
         pass
 
 
+#: Nanoseconds the GPU stays busy after each L2 flush, before a sample's start event: the host
+#: enqueues the start event, the launch and the end event meanwhile, so no sample includes
+#: the host's launch overhead or a moment the host's thread was descheduled (a loaded host).
+BUSY_NS = 300_000
+#: A sample whose start event, launch and end event took the host longer than this to enqueue
+#: may include a gap: it is taken again (at most :data:`RETRIES` times).
+HOST_WINDOW_S = 250e-6
+RETRIES = 5
+
+
 def l2_flusher(cuda):
-    """A function that evicts the L2 cache by writing a buffer of twice its size. Its buffer is
-    allocated and its kernel compiled now; no kernel runs until it is called."""
+    """A function that evicts the L2 cache by writing a buffer of twice its size, then keeps
+    the GPU busy for :data:`BUSY_NS` nanoseconds. Its buffer is allocated and its kernels
+    compiled now; no kernel runs until it is called."""
     import numpy as np
 
     l2_bytes = int(getattr(cuda.get_current_device(), "L2_CACHE_SIZE", 0) or (64 << 20))
@@ -53,14 +64,21 @@ def l2_flusher(cuda):
         if i < b.size:
             b[i] = value
 
+    @cuda.jit
+    def _busy(ns):
+        for _ in range(ns // 1000):
+            cuda.nanosleep(1000)
+
     threads = 256
     blocks = (buf.size + threads - 1) // threads
     counter = [0]
     compiled_for(_fill, (buf, 0))
+    compiled_for(_busy, (BUSY_NS,))
 
     def flush():
         counter[0] += 1
         _fill[blocks, threads](buf, counter[0])
+        _busy[1, 1](BUSY_NS)
 
     return flush
 
@@ -115,8 +133,10 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
               target_rse: float = 0.01, budget_s: float = 10.0, warmup: int = 3) -> dict:
     """Time ``launch_a(r)`` against ``launch_b(r)`` (``r``: round index, for input rotation).
 
-    Returns ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}`` with one sample of each per
-    round."""
+    ``flush()`` runs before every sample (:func:`l2_flusher`: it also keeps the GPU busy while
+    the host enqueues the sample); a sample the host took longer than :data:`HOST_WINDOW_S` to
+    enqueue is taken again. Returns ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}``
+    with one sample of each per round."""
     for r in range(warmup):
         launch_a(r)
         launch_b(r)
@@ -126,12 +146,17 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
     for r in range(max_rounds):
         pair = [(a_ms, launch_a), (b_ms, launch_b)]
         for samples, launch in (pair if r % 2 == 0 else pair[::-1]):
-            flush()
-            start, end = cuda.event(), cuda.event()
-            start.record()
-            launch(r)
-            end.record()
-            end.synchronize()
+            for _ in range(RETRIES + 1):
+                flush()
+                start, end = cuda.event(), cuda.event()
+                queued = time.perf_counter()
+                start.record()
+                launch(r)
+                end.record()
+                queued = time.perf_counter() - queued
+                end.synchronize()
+                if queued <= HOST_WINDOW_S:
+                    break
             samples.append(cuda.event_elapsed_time(start, end))
         if len(a_ms) >= min_rounds and ratio_stats(a_ms, b_ms).rse < target_rse:
             break
