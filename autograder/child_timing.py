@@ -11,6 +11,10 @@ from .shapes import evaluate as launch_shape
 
 TIMING_COPIES = 3
 TIMING_COPY_BYTES = 3 << 30
+#: Self-checks a measurement may take before it reports the GPU unstable: in a class of 300 on
+#: one H200 (8 workers), 2 of 114 correct submissions got a timing error from one self-check
+#: off by 5-7 % (2026-11-23).
+SELF_CHECK_ATTEMPTS = 3
 
 
 def import_solution(path: str, consts: dict, text: str | None = None) -> types.ModuleType:
@@ -88,8 +92,9 @@ def warm_up(cuda, kernel, prepared: dict) -> None:
 
 
 def measure_timing(cuda, kernel, prepared: dict) -> dict:
-    """The instructor's kernel against itself (the GPU self-check), then the student's against
-    the instructor's; the raw samples for the grader, as the fields of
+    """The instructor's kernel against itself (the GPU self-check, taken again up to
+    :data:`SELF_CHECK_ATTEMPTS` times while it is off), then the student's against the
+    instructor's; the raw samples for the grader, as the fields of
     :class:`autograder.protocol.TimingSamples` (milliseconds; ``seconds`` of sampling)."""
     from . import timing as timing_mod
 
@@ -100,10 +105,15 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
         return lambda r: k[p["grid"], p["block"]](*p["arg_sets"][r % copies])
 
     reference = launcher(p["reference"])
-    self_check = timing_mod.time_pair(cuda, reference, reference, p["flush"],
-                                      min_rounds=8, max_rounds=40, budget_s=3.0)
+    seconds = 0.0
+    for _ in range(SELF_CHECK_ATTEMPTS):  # a moment's disturbance: measured again, not an error
+        self_check = timing_mod.time_pair(cuda, reference, reference, p["flush"],
+                                          min_rounds=8, max_rounds=40, budget_s=3.0)
+        seconds += self_check["seconds"]
+        if timing_mod.self_check_problem(self_check["a_ms"], self_check["b_ms"]) is None:
+            break
     main = timing_mod.time_pair(cuda, launcher(kernel), reference, p["flush"],
                                 min_rounds=p["min_rounds"], budget_s=p["budget_s"])
     return {"student_ms": main["a_ms"], "instructor_ms": main["b_ms"],
             "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
-            "copies": copies, "seconds": main["seconds"] + self_check["seconds"]}
+            "copies": copies, "seconds": main["seconds"] + seconds}
