@@ -1,17 +1,18 @@
 """Sharing one GPU between several grading workers without spoiling timing.
 
-Correctness runs, timing warm-ups and sanitizer runs of different submissions may share a GPU
-(``shared``); a timing measurement needs it alone (``exclusive``). A reader-writer lock on
-files in /tmp, one per GPU, with a turnstile so a waiting timing run is not starved by a stream
-of shared holders. Taken by the grader process, outside the sandbox, around GPU children
-(:mod:`autograder.children`).
+The cases of correctness and sanitizer runs of different submissions may share a GPU
+(``shared``); a timing measurement (its inputs, warm-up and samples) needs it alone
+(``exclusive``). A reader-writer lock on files in /tmp, one per GPU, with a turnstile so a
+waiting timing run is not starved by a stream of shared holders. Taken by the grader process,
+outside the sandbox, for one GPU child's GPU work, from the child's ``ready`` to its ``done``
+(:func:`autograder.children.run_holding`); a child's start-up and compiling hold nothing.
 
 The rule that keeps it free of deadlocks: **a thread never waits for this lock while it holds
 it** (no nested shared hold either: an exclusive waiter holding the turnstile would wait for
-the outer hold while the inner one waits for the turnstile). Each grading takes one shared
-hold for all its shared GPU work, lets it go, then takes one exclusive hold for its
-measurement. :func:`gpu` raises ``RuntimeError`` for a thread that asks again while it holds
-the lock, so a change that breaks the rule fails at once instead of stalling a class.
+the outer hold while the inner one waits for the turnstile), and a thread that holds it waits
+only for its own child's GPU work. Each child's thread takes at most one hold. :func:`gpu`
+raises ``RuntimeError`` for a thread that asks again while it holds the lock, so a change that
+breaks the rule fails at once instead of stalling a class.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def held() -> str | None:
 
 @contextlib.contextmanager
 def gpu(exclusive: bool):
-    """Hold this process's GPU shared (correctness, warm-up, sanitizers) or exclusive (a timing
-    measurement) for the block. Blocks until it is granted. Raises ``RuntimeError`` when the
+    """Hold this process's GPU shared (cases of correctness and sanitizer runs) or exclusive (a
+    timing measurement) for the block. Blocks until it is granted. Raises ``RuntimeError`` when the
     calling thread already holds it (see the module's rule)."""
     if held() is not None:
         raise RuntimeError(f"GPU lock asked for ({'exclusive' if exclusive else 'shared'}) by a "
