@@ -46,7 +46,7 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     (``copies`` rotated sets, at most 3 GiB, allocated, filled only by :func:`warm_up`), the
     instructor's kernel at the student's constants, the launch shape and an L2 flusher; every
     kernel (``kernel``, the student's, the instructor's, the fill and flush kernels) compiled for
-    its arguments. So the timing child does its CPU work before it asks for the GPU."""
+    its arguments. So the child does its CPU work before it asks for the GPU."""
     import numpy as np
 
     from . import timing as timing_mod
@@ -68,6 +68,8 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
         views.update(outputs)
         arg_sets.append([views[a] for a in contract["args"]])
     reference = getattr(solution, contract["kernel"])
+    if getattr(kernel, "targetoptions", {}).get("lineinfo"):  # like for like
+        reference.targetoptions["lineinfo"] = True
     for k in (kernel, reference):
         timing_mod.compiled_for(k, arg_sets[0])
     return {

@@ -1,45 +1,48 @@
-"""Running a grading's child processes (:func:`autograder.sandbox.run_child`): the correctness
-child, the simulator's compile check and instrumented run, the GPU's timing child and the
-compute-sanitizer runs.
+"""Running a grading's child processes (:func:`autograder.sandbox.run_child`): on a GPU the
+graded child (its cases, then its timing) and the compute-sanitizer runs; the instrumented
+simulator run; on the simulator, the correctness child and the compile check.
 
-On a GPU every child starts at once, holding nothing: starting Python, importing Numba and
-compiling (most of a child's life) is the host's work. A GPU child says ``ready`` just before
-its first GPU work (:mod:`autograder.harness`) and waits; the grader takes the GPU lock
-(:mod:`autograder.gpulock`) for it in that child's thread, sends the go byte, and lets the lock
-go when the child is done (:func:`run_holding`):
+On a GPU every child starts at once, holding nothing: starting Python, importing Numba, creating
+a CUDA context and compiling (most of a child's life) is the host's work. One child per grading
+runs the cases and then the timing, so each grading creates one CUDA context and compiles the
+student's kernel once for both (creating contexts is what a loaded host waits for). It says
+``ready`` at three points (:mod:`autograder.harness`) and waits for a byte each time; the
+grader answers in that child's thread (:func:`run_holding`):
 
-* **shared** for the correctness child's and the sanitizer runs' cases: other gradings' cases
-  may run beside them, no measurement does;
-* **exclusive** for the timing child's inputs, warm-up and measurement, and only once the
-  correctness child has ended with every case passed (:class:`TimingChild`); a case that fails
-  stops the timing child at once, wherever it is.
+1. before the cases: the grader takes the GPU lock (:mod:`autograder.gpulock`) **shared**
+   (other gradings' cases may run beside them, no measurement does) and says go;
+2. after the cases: the grader lets the lock go and judges the cases received so far; go only
+   when every case passed (timing counts only for such a kernel), else the child ends;
+3. once it has compiled the instructor's kernel: the grader takes the lock **exclusive** for the
+   timing's inputs, warm-up and measurement, and lets it go at ``done``.
 
-A thread that waits for the lock holds nothing, and a thread that holds it waits only for its
-own child's GPU work, so gradings in parallel threads or processes cannot deadlock on it. Time
-spent waiting for the lock does not count against a child's deadlines
-(:meth:`autograder.sandbox._Watchdog.pause`). The simulator's instrumented run uses only the
-host's CPU: it holds nothing.
+The sanitizer runs hold the lock shared for their case. A thread that waits for the lock holds
+nothing, and a thread that holds it waits only for its own child's GPU work, so gradings in
+parallel threads or processes cannot deadlock on it. Time spent waiting for the grader does not
+count against a child's deadlines (:meth:`autograder.sandbox._Watchdog.pause`). The
+simulator's instrumented run uses only the host's CPU: it holds nothing.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import diagnostics, environment, gpulock, plan
 from .exercises.base import Exercise
-from .judge_cases import passed_every_case, spoils_timing
-from .protocol import Done, Imported, Ready, received
+from .judge_cases import passed_every_case
+from .protocol import Done, Imported, Ready, Start, received
 from .sandbox import ChildRun, Limits, run_child
 from .submission import Source
 
 
 @dataclass
 class Children:
-    """What a grading's children returned: ``run`` (the correctness child), ``compiled`` (whose
-    PTX the concept test reads: ``run`` on a GPU, the compile child on the simulator),
-    ``instrumented`` (the instrumented run's child), ``timing`` (None: it did not measure) and
+    """What a grading's children returned: ``run`` (the correctness child; on a GPU the cases'
+    part of the graded child, :func:`split_timing`), ``compiled`` (whose PTX the concept test
+    reads: ``run`` on a GPU, the compile child on the simulator), ``instrumented`` (the
+    instrumented run's child), ``timing`` (the timing's part; None: it did not measure) and
     ``sanitized`` (compute-sanitizer reports by tool; empty when none ran)."""
 
     run: ChildRun
@@ -80,37 +83,37 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
 
 def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits, work: Path,
                 diagnose, sanitize: bool, request) -> Children:
-    """The GPU path of :func:`run_all`: every child at once, each holding the GPU lock only for
-    its GPU work (the module's docstring)."""
+    """The GPU path of :func:`run_all`: one child runs the cases and then the timing, the
+    sanitizer runs beside it, each holding the GPU lock only for its GPU work (the module's
+    docstring)."""
     stop_instrument = threading.Event()
     instrument = start_jobs({"instrument": lambda: run_child(
         request("sim", ["instrument"], diagnose=diagnose), "sim", limits, work,
         cancel=stop_instrument)} if diagnose else {})
-    timed: TimingChild | None = None
     try:
         if exercise.timing:
-            timed = TimingChild(request("gpu", ["time"], timing=plan.timing_request(exercise),
-                                        await_go=True), limits, work)
-        watch = timed.watch if timed is not None else None
-        jobs = {"run": lambda: run_holding(request("gpu", ["compile", "run"], cases,
-                                                   await_go=True), limits, work, watch=watch)}
+            graded = request("gpu", ["compile", "run", "time"], cases,
+                             timing=plan.timing_request(exercise), await_go=True)
+            steps = TIMED_STEPS
+
+            def decide(records: list) -> bool:  # the verdict, on the records so far
+                return passed_every_case(exercise, source, ChildRun(records=list(records)),
+                                         cases)
+        else:
+            graded, steps, decide = request("gpu", ["compile", "run"], cases,
+                                            await_go=True), CASES_STEPS, None
+        jobs = {"run": lambda: run_holding(graded, limits, work, steps, decide)}
         if diagnose and sanitize:
             jobs["sanitize"] = lambda: diagnostics.run_sanitizers(
                 request("gpu", ["run"], [diagnose], lineinfo=True, await_go=True), limits, work,
                 runner=run_holding)
         done = start_jobs(jobs)()
-        timing_run = None
-        if timed is not None:
-            timed.decide(passed_every_case(exercise, source, done["run"], cases))
-            timing_run = timed.finish()
     except BaseException:
         stop_instrument.set()
         raise
     finally:
-        if timed is not None:
-            timed.close()
         instrumented = instrument()
-    run = done["run"]
+    run, timing_run = split_timing(done["run"])
     environment.raise_for_setup(run, *instrumented.values(), timing_run)
     # As when the sanitizers ran after the correctness child, and only for a submission that
     # imported: findings of a submission that did not are discarded.
@@ -118,105 +121,77 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     return Children(run, run, instrumented.get("instrument", run), timing_run, sanitized)
 
 
-def run_holding(request: dict, limits: Limits, work: Path, exclusive: bool = False,
-                decide=None, watch=None, **kw) -> ChildRun:
-    """Run a GPU child (``request`` with ``await_go``), holding the GPU lock for it from its
-    ``ready`` to its ``done`` (or its end), in this thread: shared, or ``exclusive``.
-    ``decide()``: called at ``ready``, before the lock is asked for (it may block); False stops
-    the child there. ``watch(header, send)``: another ``on_record`` hook, called first (True
-    stops the child). ``kw``: passed to :func:`autograder.sandbox.run_child` (``wrapper``,
-    ``writable``, ``cancel``)."""
-    held = []  # the lock's context manager while held
+#: What the grader does at each ``ready`` of a GPU child, in order (:func:`run_holding`): a
+#: child that runs cases, and one that runs them and then times the kernel.
+CASES_STEPS = ("shared",)
+TIMED_STEPS = ("shared", "verdict", "exclusive")
 
-    def on_record(header: dict, send) -> bool:
-        if watch is not None and watch(header, send):
-            return True
-        if not isinstance(header, dict):
-            return False
-        kind = header.get("type")
-        if kind == Ready.TYPE and not held:
-            if decide is not None and not decide():
-                return True
-            hold = gpulock.gpu(exclusive=exclusive)
-            hold.__enter__()
-            held.append(hold)
-            send(b"g")
-        elif kind == Done.TYPE:
-            release()
-        return False
+
+def run_holding(request: dict, limits: Limits, work: Path, steps=CASES_STEPS, decide=None,
+                **kw) -> ChildRun:
+    """Run a GPU child (``request`` with ``await_go``), answering its ``ready`` records in
+    order by ``steps``, in this thread:
+
+    * ``"shared"``: take the GPU lock shared, then go;
+    * ``"verdict"``: let the lock go, then go when ``decide(records)`` (the records so far) is
+      True, else no (the child skips what follows and ends);
+    * ``"exclusive"``: take the GPU lock alone, then go.
+
+    The lock is let go at ``done`` (or the child's end); a ``ready`` beyond ``steps`` stops the
+    child. ``kw``: passed to :func:`autograder.sandbox.run_child` (``wrapper``, ``writable``,
+    ``cancel``)."""
+    held: list = []  # the lock's context manager while held
+    records: list = []
+    readies = iter(steps)
+
+    def take(exclusive: bool) -> None:
+        hold = gpulock.gpu(exclusive=exclusive)
+        hold.__enter__()
+        held.append(hold)
 
     def release() -> None:
         while held:
             held.pop().__exit__(None, None, None)
 
+    def on_record(header: dict, send) -> bool:
+        if not isinstance(header, dict):
+            return False
+        kind = header.get("type")
+        if kind == Ready.TYPE:
+            step = next(readies, None)
+            if step is None:
+                return True
+            if step == "verdict":
+                release()
+                send(b"g" if decide is not None and decide(records) else b"n")
+                return False
+            take(exclusive=step == "exclusive")
+            send(b"g")
+        elif kind == Done.TYPE:
+            release()
+        return False
+
     try:
-        return run_child(request, "gpu", limits, work, on_record=on_record, **kw)
+        return run_child(request, "gpu", limits, work, on_record=on_record, records=records,
+                         **kw)
     finally:
         release()
 
 
-class TimingChild:
-    """The timing child, started with its grading's other children: it compiles both kernels
-    (the host's work), says ``ready`` and waits. :meth:`decide` gives the verdict of the
-    correctness child: go (every case passed) lets it take the GPU alone (exclusive, in its own
-    thread) and measure; no go stops it wherever it is. :meth:`watch`, the correctness child's
-    ``on_record`` hook, says no go as soon as a case errors (timing counts only for a kernel
-    that passes every correctness test)."""
-
-    def __init__(self, request: dict, limits: Limits, work: Path):
-        self._decided = threading.Event()
-        self._go = False
-        self._cancel = threading.Event()
-        self._result: dict[str, ChildRun] = {}
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(request, limits, work), name="timing-child")
-        self._thread.start()
-
-    def _run(self, request: dict, limits: Limits, work: Path) -> None:
-        try:
-            self._result["run"] = run_holding(request, limits, work, exclusive=True,
-                                              decide=self._wait_for_decision,
-                                              cancel=self._cancel)
-        except BaseException as exc:  # SandboxUnavailable: raised by finish
-            self._error = exc
-
-    def _wait_for_decision(self) -> bool:
-        self._decided.wait()
-        return self._go
-
-    def decide(self, go: bool) -> None:
-        """The correctness verdict (first call wins): ``go`` True lets it measure, False stops
-        it now (thread-safe)."""
-        if self._decided.is_set():
-            return
-        self._go = go
-        self._decided.set()
-        if not go:
-            self._cancel.set()
-
-    def watch(self, header: dict, send) -> bool:
-        """The correctness child's ``on_record`` hook: no go on a record that rules out timing
-        (:func:`autograder.judge_cases.spoils_timing`). Never stops the correctness child
-        (returns False)."""
-        if spoils_timing(header):
-            self.decide(False)
-        return False
-
-    def finish(self) -> ChildRun | None:
-        """Wait for it (call :meth:`decide` first); its run, or None when it did not measure.
-        Raises what ``run_child`` raised (``SandboxUnavailable``)."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result.get("run") if self._go else None
-
-    def close(self) -> None:
-        """Stop it if it still runs and wait for its thread (idempotent)."""
-        if self._thread.is_alive():
-            self.decide(False)
-            self._cancel.set()
-            self._thread.join()
+def split_timing(run: ChildRun) -> tuple[ChildRun, ChildRun | None]:
+    """A graded-and-timed child's run as two: the cases' part (what the correctness judges
+    read) and the timing's, from its ``start`` record on (None: it did not time). The cases'
+    part ended ``finished`` when the timing started (every case had returned)."""
+    at = next((i for i, (h, _) in enumerate(run.records) if isinstance(h, dict)
+               and h.get("type") == Start.TYPE and h.get("id") == "timing"), None)
+    if at is None:
+        return run, None
+    started = run.records[at][0].get("_arrived") or 0.0
+    cases = replace(run, records=run.records[:at], ended="finished", timeout_reason="",
+                    timeout_after=0.0, last_started=None)
+    timing = replace(run, records=run.records[at:], output="", notes=[],
+                     seconds=max(0.0, run.seconds - float(started)))
+    return cases, timing
 
 
 def start_jobs(jobs: dict):

@@ -142,10 +142,11 @@ def _ptx(kernel, contract: dict, backend: str, launched_as) -> str:
 
 
 def _granted(go_fd) -> bool:
-    """Before a GPU child's first GPU work (its compiling done): say ``ready`` and wait for the
-    grader's go byte, sent once it holds the GPU lock for this child
-    (:mod:`autograder.children`). True at once for a child that waits for nothing (no
-    ``await_go``); False when the grader said no (a case failed: no timing)."""
+    """Say ``ready`` and wait for the grader's go byte (:mod:`autograder.children`): before the
+    cases (the grader then holds the GPU shared for this child), after them when the child also
+    times (the grader's verdict: go only when every case passed) and before the timing's first
+    GPU work (the grader then holds the GPU alone). True at once for a child that waits for
+    nothing (no ``await_go``); False when the grader said no."""
     if go_fd is None:
         return True
     send(Ready())
@@ -154,7 +155,7 @@ def _granted(go_fd) -> bool:
 
 def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool:
     """The request's phases, in order: compile, run, instrument, time. False when the child
-    must stop without ``done`` (the GPU context is lost, or the timing child got no go)."""
+    must stop without ``done`` (the GPU context is lost, or no go for the timing's GPU work)."""
     backend, path, contract, phases = req.backend, req.source_path, req.contract, req.phases
     launched_as = None  # the argument types the cases' launches will have, compiled for
     if backend == "gpu" and "run" in phases and kernel is not None:
@@ -198,10 +199,12 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
             send_error("instrument", exc, path)
 
     if "time" in phases and req.timing:
+        if "run" in phases and not _granted(go_fd):  # the verdict: every case passed?
+            return True  # no timing for this kernel; the cases are complete
         send(Start("timing"))
         try:
             prepared = prepare_timing(cuda, kernel, contract, consts, req.timing)
-            if not _granted(go_fd):  # the GPU alone, once every case passed
+            if not _granted(go_fd):  # the GPU alone
                 return False
             warm_up(cuda, kernel, prepared)
             send(TimingSamples(**measure_timing(cuda, kernel, prepared)))

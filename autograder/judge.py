@@ -23,7 +23,7 @@ def collect(exercise: Exercise, source: Source, backend: str, cases, run, compil
             timing_run, findings: list[str]) -> list[TestResult]:
     """The correctness, concept and timing tests of one grading. ``run``: the child that ran
     the ``cases`` (:class:`autograder.plan.PlannedCase`); ``compiled_run``: the one whose PTX
-    the concept test reads; ``timing_run``: the timing child (None: it did not measure);
+    the concept test reads; ``timing_run``: the timing's part of the graded child (None: it did not measure);
     ``findings``: the diagnostics' problems that fail the concept test."""
     early = early_failure(source, run)
     if early is not None:
@@ -96,7 +96,7 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
 
 def judge_timing(exercise: Exercise, source: Source, backend: str, run,
                  correct_everywhere: bool) -> TestResult:
-    """The timing test from the timing child's samples (``run``; None: it did not measure)."""
+    """The timing test from the timing's samples (``run``; None: it did not measure)."""
     t = exercise.timing
 
     def result(status, points, msg, details=None):

@@ -10,15 +10,14 @@ import numpy as np
 from . import diagnostics, shapes
 from .compare import check_margins, compare_output, wrong_mask
 from .exercises.base import Exercise
-from .protocol import (CaseResult, Error, Imported, ProtocolError, Rejected, parse,
-                       received)
+from .protocol import CaseResult, Error, Imported, ProtocolError, Rejected, received
 from .results import Kind, Status, TestResult
 from .submission import Source
 
 SIM_SKIP = ("the simulator runs one Python thread per CUDA thread, so this size runs on a GPU "
             "only")
 TIMING_NAME = "timing: against the instructor's kernel"
-# Phases whose error rules out every case passing (so the timing child is stopped).
+# Phases whose error rules out every case passing (so the kernel is not timed).
 SPOILS_TIMING = ("environment", "import", "contract", "run")
 
 
@@ -169,20 +168,6 @@ def judge_value(params: dict, got, expected, points: float, source: str = "expec
     return Status.FAILED, 0.0, f"{call} returned {got}, {source} says {expected}"
 
 
-def spoils_timing(header) -> bool:
-    """True for a correctness child's record header after which the kernel cannot pass every
-    case: an error of the environment check, the import, the contract or a case (``phase``
-    ``run``). A ``compile`` error (the PTX for the concept test) does not decide the cases;
-    a header that is no valid record is left to :func:`passed_every_case`."""
-    if not isinstance(header, dict) or header.get("type") != "error":
-        return False
-    try:
-        err = parse(header)
-    except ProtocolError:
-        return False
-    return err.phase in SPOILS_TIMING
-
-
 def ran_every_case(run, cases) -> bool:
     """True when the child returned outputs for every case (timing a broken kernel is moot)."""
     rx = received(run)
@@ -192,7 +177,7 @@ def ran_every_case(run, cases) -> bool:
 
 def passed_every_case(exercise: Exercise, source: Source, run, cases) -> bool:
     """True when the GPU correctness child returned every case's outputs and each is correct
-    (:func:`judge_case`): only then is the timing child let measure. Any doubt (an error
+    (:func:`judge_case`): only then is the kernel timed. Any doubt (an error
     record, a rejected record) is False."""
     rx = received(run)
     if not ran_every_case(run, cases) or any(type(r) is Rejected for r in rx.records):

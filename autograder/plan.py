@@ -27,7 +27,7 @@ class PlannedCase:
 
     def expected(self, reference, params: dict) -> dict:
         """``reference(inputs, params)`` (the exercise's float64 reference), computed once per
-        ``params``: the timing child's go and the verdict both judge this case."""
+        ``params``: the verdict before the timing and the result both judge this case."""
         key = repr(sorted(params.items()))
         if key not in self._expected:
             self._expected[key] = reference(self.inputs, params)

@@ -114,7 +114,7 @@ class Limits:
     * ``"wall"``: seconds of wall time.
     * ``"auto"`` (the default): ``"cpu"`` for children that run only on the host (backends
       ``sim`` and ``compile``), ``"wall"`` for GPU children (a spinning kernel burns the GPU,
-      not necessarily host CPU; the GPU is not shared by CPU load; and a timing child waits,
+      not necessarily host CPU; the GPU is not shared by CPU load; and a GPU child waits,
       idle, for its turn on the GPU).
 
     ``memory_bytes``: ``RLIMIT_DATA`` of the child (None: the backend's default,
@@ -637,7 +637,8 @@ def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
 
 def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
               wrapper: tuple[str, ...] = (), writable: Path | None = None,
-              on_record=None, cancel: threading.Event | None = None) -> ChildRun:
+              on_record=None, cancel: threading.Event | None = None,
+              records: list | None = None) -> ChildRun:
     """Run the harness on ``request`` (see :mod:`autograder.harness`) with ``workdir`` (the
     submission's scratch folder, read-only to the child) visible. Never raises for anything
     the child does; raises :class:`SandboxUnavailable` only under ``KERNELGRADE_SANDBOX=require``.
@@ -649,7 +650,8 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
 
     ``on_record(header, send)``: called for each record; ``send(bytes)`` writes to the child's
     standard input (kept open for it); returning True stops the child. While it blocks, the
-    child's deadlines wait too (:meth:`_Watchdog.pause`). ``cancel``: when set,
+    child's deadlines wait too (:meth:`_Watchdog.pause`). ``records``: a list that becomes the
+    run's ``records``, filled as they arrive (a hook may read the records so far). ``cancel``: when set,
     the child is stopped (``ended == "cancelled"``).
     """
     status = sandbox_status()
@@ -658,7 +660,7 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
         status = SandboxStatus(False, broken)
     if not status.available and _mode() == "require":
         raise SandboxUnavailable(f"bubblewrap cannot run: {status.reason}")
-    hooks = (on_record, cancel)
+    hooks = (on_record, cancel, records)
     run = _run_once(request, backend, limits, workdir, status.available, wrapper, writable, hooks)
     if status.available and _infrastructure_failed(run):
         # The probe passed, yet the sandboxed child died before its first record (which it
@@ -683,8 +685,8 @@ def _infrastructure_failed(run: ChildRun) -> bool:
 
 def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
               use_bwrap: bool, wrapper: tuple[str, ...] = (),
-              writable: Path | None = None, hooks=(None, None)) -> ChildRun:
-    on_record, cancel = hooks
+              writable: Path | None = None, hooks=(None, None, None)) -> ChildRun:
+    on_record, cancel, records_list = hooks
     rfd, wfd = os.pipe()
     out_path = workdir / f"output-{backend}-{os.getpid()}-{threading.get_ident()}.txt"
     plain_cwd = None
@@ -711,6 +713,9 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
                               daemon=True)
     feeder.start()
     run = ChildRun(sandbox="bubblewrap" if use_bwrap else "plain")
+    if records_list is not None:
+        records_list.clear()  # a second try (without bubblewrap) starts afresh
+        run.records = records_list
     watch = _Watchdog(limits, backend, proc.pid, started)
     clock = "cpu" if watch.cpu_clock else "wall"
     budgets = {c.get("id"): limits.case_budget(c, clock) for c in request.get("cases") or ()}

@@ -132,17 +132,18 @@ def costs(device: str) -> list[tuple[str, float, float]]:
         def req(back, phases, cs=(), **kw):
             return plan.request(ex, back, phases, work / "submission.py", list(cs), None, **kw)
 
-        jobs = [("correctness", req(backend, ["compile", "run"], cases), backend, {})]
-        if backend == "gpu":
-            timed = plan.request(ex, "gpu", ["time"], work / "submission.py", [],
-                                 plan.timing_request(ex))
-            jobs.append(("timing (compile both, measure)", timed, "gpu", {}))
+        if backend == "gpu":  # one child: the cases, then the timing
+            graded = plan.request(ex, "gpu", ["compile", "run", "time"], work / "submission.py",
+                                  cases, plan.timing_request(ex))
+            jobs = [("graded (cases, then timing)", graded, "gpu", {})]
             from autograder import sanitizer
             if sanitizer.executable():
                 for tool in sanitizer.TOOLS:
                     jobs.append((f"sanitizer {tool}", req("gpu", ["run"], [diagnose],
                                                           lineinfo=True), "gpu",
                                  {"wrapper": tuple(sanitizer.command(tool, str(work / "s.log")))}))
+        else:
+            jobs = [("correctness", req(backend, ["compile", "run"], cases), backend, {})]
         jobs.append(("instrumented (simulator)", req("sim", ["instrument"], diagnose=diagnose),
                      "sim", {}))
         jobs.append(("compile check (no GPU)", req("compile", ["compile"]), "compile", {}))

@@ -60,76 +60,65 @@ class FakeGPU:
 
 
 class FakeChildren:
-    """Stands in for ``run_child`` (and ``diagnostics.run_sanitizers``) of GPU gradings: each
-    fake child compiles (no GPU), says ``ready``, waits for the go byte and only then uses the
-    fake GPU, as :mod:`autograder.harness` does."""
+    """Stands in for ``run_child`` (and ``diagnostics.run_sanitizers``) of GPU gradings, as
+    :mod:`autograder.harness` runs them: each fake child compiles (no GPU), says ``ready``,
+    waits for the go byte and only then uses the fake GPU for its cases; the graded child then
+    says ``ready`` for the verdict and, told go, compiles the instructor's kernel, says
+    ``ready`` again and measures."""
 
     def __init__(self, gpu: FakeGPU):
         self.gpu = gpu
-        self.timing_ready = threading.Event()  # a timing child said ready (waits for its go)
-        self.on_correctness_ready = None  # called in the correctness child, before its ready
+        self.on_correctness_ready = None  # called in the graded child, before its first ready
         self.compiled: list[str] = []
 
-    def __call__(self, request, backend, limits, work, on_record=None, cancel=None, **_):
+    def __call__(self, request, backend, limits, work, on_record=None, cancel=None,
+                 records=None, **_):
         phases = request["phases"]
         if backend == "sim":  # the instrumented run: the host's CPU only
             return ChildRun(records=[({"type": "hello"}, {}), ({"type": "done"}, {})])
-        if phases == ["time"]:
-            return self._timing(on_record, cancel)
-        return self._correctness(request, on_record, "sanitizer" if phases == ["run"]
-                                 else "correctness")
+        run = ChildRun(records=records if records is not None else [])
+        what = "sanitizer" if phases == ["run"] else "correctness"
+        self._graded(request, run, on_record, what, timed="time" in phases)
+        return run
 
-    def _send(self, run, on_record, header, got=None) -> bool:
+    def _send(self, run, on_record, header):
+        """Send a record; the byte the grader answered with, if any."""
+        got: list = []
         run.records.append((header, {}))
-        return on_record(header, (got.append if got is not None else lambda data: None))
+        assert on_record(header, got.append) is False
+        return got[0] if got else None
 
-    def _correctness(self, request, on_record, what):
-        run = ChildRun()
+    def _compiled(self, what: str) -> None:
+        with self.gpu.lock:
+            self.compiled.append(what)
+
+    def _graded(self, request, run, on_record, what, timed):
         for header in ({"type": "device", "name": "Fake GPU"}, {"type": "hello"}):
-            assert self._send(run, on_record, header) is False
+            self._send(run, on_record, header)
         if "import error" in request["source_text"]:
             self._send(run, on_record, {"type": "error", "phase": "import", "message": "x"})
             run.ended = "exited"
-            return run
+            return
         self._send(run, on_record, {"type": "imported", "constants": {"TILE_WIDTH": 16},
                                     "skipped": []})
-        with self.gpu.lock:
-            self.compiled.append(what)
+        self._compiled(what)
         if what == "correctness" and self.on_correctness_ready is not None:
             self.on_correctness_ready()
-        got: list = []
-        assert self._send(run, on_record, {"type": "ready"}, got) is False
-        assert got == [b"g"]
+        assert self._send(run, on_record, {"type": "ready"}) == b"g"
         self.gpu.begin(what)
         for c in request["cases"]:
             time.sleep(0.001)
             self.gpu.check(what)
             self._send(run, on_record, {"type": "case", "id": c["id"]})
         self.gpu.end(what)
+        if timed and self._send(run, on_record, {"type": "ready"}) == b"g":
+            self._send(run, on_record, {"type": "start", "id": "timing"})
+            self._compiled("timing")
+            assert self._send(run, on_record, {"type": "ready"}) == b"g"
+            self.gpu.work("measure")
+            self._send(run, on_record, {"type": "timing"})
         self._send(run, on_record, {"type": "done"})
         run.ended = "finished"
-        return run
-
-    def _timing(self, on_record, cancel):
-        """Compile (a cancel stops it here), say ready, wait for the go, measure."""
-        for _ in range(3):
-            if cancel is not None and cancel.is_set():
-                return ChildRun(ended="cancelled")
-            time.sleep(0.002)
-        with self.gpu.lock:
-            self.compiled.append("timing")
-        run = ChildRun()
-        self._send(run, on_record, {"type": "start", "id": "timing"})
-        got: list = []
-        self.timing_ready.set()
-        if self._send(run, on_record, {"type": "ready"}, got):
-            return ChildRun(ended="cancelled")
-        assert got == [b"g"]
-        self.gpu.work("measure")
-        self._send(run, on_record, {"type": "timing"})
-        self._send(run, on_record, {"type": "done"})
-        run.ended = "finished"
-        return run
 
     def sanitizers(self, request, limits, work, runner=None):
         run = runner(request, limits, work, wrapper=(), writable=None)
@@ -193,15 +182,15 @@ def test_eight_gradings_at_once_all_end_each_measuring_alone(world, tmp_path):
 
 def test_children_start_and_compile_while_another_grading_measures(world, tmp_path):
     """Starting Python, importing Numba and compiling is the host's work: while another grading
-    holds the GPU alone, a new grading's correctness and timing children start and compile;
-    none touches the GPU before that measurement ends."""
+    holds the GPU alone, a new grading's graded child and sanitizer run start and compile; none
+    touches the GPU before that measurement ends."""
     grading = _grading(tmp_path, 1)
     with gpulock.gpu(exclusive=True):
         world.gpu.begin("measure")
         thread = threading.Thread(target=grading, daemon=True)
         thread.start()
         deadline = time.monotonic() + GUARD_S
-        while {"correctness", "timing"} - set(world.compiled):
+        while {"correctness", "sanitizer"} - set(world.compiled):
             assert time.monotonic() < deadline, "the children did not compile meanwhile"
             time.sleep(0.002)
         time.sleep(0.05)  # room for a child let onto the GPU too early to show itself
@@ -213,15 +202,13 @@ def test_children_start_and_compile_while_another_grading_measures(world, tmp_pa
     assert log.index("end measure") < log.index("begin correctness")
 
 
-def test_a_timing_child_waits_for_its_verdict_holding_nothing(world, tmp_path):
-    """The timing child says ready before the correctness child has finished; while it waits
-    for that verdict it holds no part of the GPU lock (another grading could measure now), so
-    a grading waiting to measure can never wait on it."""
+def test_the_verdict_on_the_cases_is_taken_holding_nothing(world, tmp_path, monkeypatch):
+    """Between its cases and its timing the graded child waits for the grader's verdict; the
+    grader lets the GPU go before judging (another grading could measure meanwhile), so a
+    grading waiting to measure never waits on a verdict."""
     free: list[bool] = []
 
-    def probe_the_lock():
-        assert world.timing_ready.wait(GUARD_S)
-        time.sleep(0.02)  # the timing child is inside its hook, waiting for the verdict
+    def passed_every_case(exercise, source, run, cases):
         with open(world.lock_paths[0], "a") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -229,11 +216,13 @@ def test_a_timing_child_waits_for_its_verdict_holding_nothing(world, tmp_path):
                 free.append(True)
             except BlockingIOError:
                 free.append(False)
+        return [h.get("id") for h, _ in run.records if h.get("type") == "case"] == [0, 1, 2]
 
-    world.on_correctness_ready = probe_the_lock
+    monkeypatch.setattr(children, "passed_every_case", passed_every_case)
     kids = _run_threads([_grading(tmp_path, 2)])[0]
     assert free == [True]
     assert kids.timing is not None and kids.timing.first("timing") is not None
+    assert kids.run.first("timing") is None and len(kids.run.of_type("case")) == 3
     assert world.gpu.violations == []
 
 

@@ -13,30 +13,10 @@ from typer.testing import CliRunner
 
 from autograder import children, exercises, grader, judge_cases, plan, self_check
 from autograder.cli import app
-from autograder.children import TimingChild as _TimingChild
 from autograder.judge_cases import passed_every_case as _passed_every_case
-from autograder.judge_cases import spoils_timing as _spoils_timing
 from autograder.results import ExerciseResult
 from autograder.sandbox import ChildRun, Limits
 from autograder.submission import load_source
-
-
-# --- the decision: which records rule timing out -------------------------------------------
-
-@pytest.mark.parametrize("header, spoils", [
-    ({"type": "error", "phase": "run", "id": 3, "message": "IndexError"}, True),
-    ({"type": "error", "phase": "import", "message": "NameError"}, True),
-    ({"type": "error", "phase": "contract", "message": "no kernel"}, True),
-    ({"type": "error", "phase": "environment", "message": "numba 0.1"}, True),
-    ({"type": "error", "phase": "compile", "message": "NVVM"}, False),  # the concept's PTX
-    ({"type": "case", "id": 0}, False),
-    ({"type": "start", "id": 0}, False),
-    ({"type": "imported", "constants": {}}, False),
-    ({"type": "error"}, False),
-    ("not a dict", False),
-])
-def test_spoils_timing(header, spoils):
-    assert _spoils_timing(header) is spoils
 
 
 def _tiled_run(cases, wrong=(), missing=(), extra=()):
@@ -82,77 +62,97 @@ def test_passed_every_case_only_for_correct_outputs(tiled):
     assert not _passed_every_case(ex, source, malformed, cases)
 
 
-# --- the timing child: a fake run_child that compiles, says ready and waits for its go --------
+# --- the graded child: cases, then the grader's verdict, then the timing ----------------------
 
-class _FakeTimingChild:
-    """Stands in for ``run_child`` of the timing child: sends ``ready`` once ``warm`` is set,
-    then reports whether it got its go (``b"g"``) or was stopped (hook True or cancel)."""
+class _FakeGradedChild:
+    """Stands in for ``run_child`` of the graded GPU child (as :mod:`autograder.harness` runs
+    it): ready → cases → ready (the verdict) → the timing's start, ready → measure → done."""
 
-    def __init__(self):
-        self.warm = threading.Event()
-        self.started = threading.Event()
-        self.got: list[bytes] = []
-        self.how = None
+    def __init__(self, cases=(0, 1)):
+        self.cases = cases
+        self.answers: list[bytes] = []
+        self.seen_at_verdict = None
 
-    def __call__(self, request, backend, limits, work, on_record=None, cancel=None):
-        self.started.set()
-        while not self.warm.wait(0.01):  # warming up: a cancel stops it here
-            if cancel.is_set():
-                self.how = "cancelled while warming up"
-                return ChildRun(ended="cancelled")
-        if on_record({"type": "ready"}, self.got.append):
-            self.how = "stopped at ready"
-            return ChildRun(ended="cancelled")
-        self.how = "measured"
-        return ChildRun(records=[({"type": "timing"}, {})])
+    def __call__(self, request, backend, limits, work, on_record=None, records=None, **_):
+        run = ChildRun(records=records if records is not None else [])
+
+        def send(header) -> bytes | None:
+            got: list = []
+            run.records.append((header, {}))
+            assert on_record(header, got.append) is False
+            if got:
+                self.answers += got
+                return got[0]
+            return None
+
+        assert send({"type": "ready"}) == b"g"
+        for c in self.cases:
+            send({"type": "case", "id": c})
+        if send({"type": "ready"}) == b"g":
+            send({"type": "start", "id": "timing"})
+            assert send({"type": "ready"}) == b"g"
+            send({"type": "timing"})
+        send({"type": "done"})
+        return run
 
 
 @pytest.fixture
-def fake_child(monkeypatch, tmp_path):
-    fake = _FakeTimingChild()
+def lock_log(monkeypatch):
+    """The GPU lock's holds, in order, as ``("take"/"let go", exclusive)``."""
+    log = []
+
+    @contextlib.contextmanager
+    def gpu(exclusive):
+        log.append(("take", exclusive))
+        yield
+        log.append(("let go", exclusive))
+
+    monkeypatch.setattr(children.gpulock, "gpu", gpu)
+    return log
+
+
+def test_a_passing_kernel_is_timed_holding_the_gpu_alone(monkeypatch, tmp_path, lock_log):
+    fake = _FakeGradedChild()
     monkeypatch.setattr(children, "run_child", fake)
-    monkeypatch.setattr(children.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
-    return fake
+    seen = []
+
+    def decide(records):
+        seen.append([h.get("id") for h, _ in records if h.get("type") == "case"])
+        return True
+
+    run = children.run_holding({}, Limits(), tmp_path, children.TIMED_STEPS, decide)
+    assert seen == [[0, 1]]  # judged on every case, before the timing
+    assert fake.answers == [b"g", b"g", b"g"]
+    # shared for the cases, let go before the verdict; alone for the timing, let go at done
+    assert lock_log == [("take", False), ("let go", False), ("take", True), ("let go", True)]
+    cases, timing = children.split_timing(run)
+    assert [h["type"] for h, _ in cases.records].count("case") == 2
+    assert timing is not None and timing.first("timing") is not None
+    assert cases.first("timing") is None
 
 
-def test_timing_child_measures_a_passing_kernel(fake_child, tmp_path):
-    timed = _TimingChild({}, Limits(), tmp_path)
-    timed.watch({"type": "case", "id": 0}, None)
-    fake_child.warm.set()
-    timed.decide(True)
-    assert timed.finish() is not None
-    assert fake_child.how == "measured" and fake_child.got == [b"g"]
+def test_a_failing_kernel_is_not_timed_and_never_holds_the_gpu_alone(monkeypatch, tmp_path,
+                                                                     lock_log):
+    fake = _FakeGradedChild()
+    monkeypatch.setattr(children, "run_child", fake)
+    run = children.run_holding({}, Limits(), tmp_path, children.TIMED_STEPS,
+                               lambda records: False)
+    assert fake.answers == [b"g", b"n"]
+    assert ("take", True) not in lock_log
+    cases, timing = children.split_timing(run)
+    assert timing is None and cases is run
 
 
-def test_timing_child_stops_at_the_first_error_while_warming_up(fake_child, tmp_path):
-    timed = _TimingChild({}, Limits(), tmp_path)
-    fake_child.started.wait(5)
-    assert timed.watch({"type": "error", "phase": "run", "id": 0, "message": "x"}, None) is False
-    timed._thread.join(timeout=10)  # stopped now, not when the correctness child ends
-    assert not timed._thread.is_alive()
-    assert fake_child.how == "cancelled while warming up"
-    timed.decide(True)
-    assert timed.finish() is None  # a later go cannot revive it
-    assert fake_child.got == []
-
-
-def test_timing_child_stops_at_an_error_while_waiting_for_its_go(fake_child, tmp_path):
-    timed = _TimingChild({}, Limits(timing_timeout=600.0), tmp_path)
-    fake_child.warm.set()
-    timed.watch({"type": "error", "phase": "import", "message": "SyntaxError"}, None)
-    timed._thread.join(timeout=10)  # not after timing_timeout (600 s)
-    assert not timed._thread.is_alive()
-    assert fake_child.how == "stopped at ready" and fake_child.got == []
-    timed.decide(True)
-    assert timed.finish() is None
-
-
-def test_timing_child_not_let_go_for_a_failed_kernel(fake_child, tmp_path):
-    timed = _TimingChild({}, Limits(), tmp_path)
-    fake_child.warm.set()
-    timed.decide(False)
-    assert timed.finish() is None
-    assert fake_child.got == []
+def test_a_timing_that_times_out_leaves_the_cases_judged_as_finished():
+    """The watchdog stopped the child in its timing: its cases had all returned."""
+    run = ChildRun(records=[({"type": "start", "id": 0}, {}), ({"type": "case", "id": 0}, {}),
+                            ({"type": "start", "id": "timing", "_arrived": 2.0}, {})],
+                   ended="timeout", last_started="timing", timeout_reason="wall",
+                   timeout_after=45.0, seconds=47.0)
+    cases, timing = children.split_timing(run)
+    assert cases.ended == "finished" and len(cases.records) == 2
+    assert timing.ended == "timeout" and timing.last_started == "timing"
+    assert timing.seconds == 45.0
 
 
 # --- autograder solutions: a progress line per exercise ---------------------------------------
@@ -225,46 +225,48 @@ def test_check_all_raises_a_setup_error_and_starts_nothing_after_it(monkeypatch)
     assert len(started) <= 2  # the failing one, and at most one already handed to the pool
 
 
-def test_a_gpu_grading_stops_the_timing_child_at_its_first_errored_case(monkeypatch):
-    """The whole GPU path of ``_grade_source`` with fake children: the correctness child's first
-    case errors, and the timing child (warming up) is stopped before the next record."""
+def test_a_gpu_grading_does_not_time_a_kernel_whose_case_errored(monkeypatch):
+    """The whole GPU path of ``_grade_source`` with a fake graded child: its first case errors,
+    the grader's verdict after the cases is no, and the child ends without timing (it never
+    gets the GPU alone)."""
     ex = exercises.get("tiled_matmul")
-    timing_stopped = threading.Event()
-    seen = {}
+    answers: list[bytes] = []
+    modes: list[bool] = []
 
-    def fake_run_child(request, backend, limits, work, on_record=None, cancel=None, **_):
+    def fake_run_child(request, backend, limits, work, on_record=None, records=None, **_):
         imported = ({"type": "imported", "constants": {"TILE_WIDTH": 16}, "skipped": [],
                      "_arrived": 0.2}, {})
-        if request["phases"] == ["time"]:
-            while not cancel.wait(0.01):  # warming up, as long as it is let
-                pass
-            timing_stopped.set()
-            return ChildRun(ended="cancelled")
         if request["phases"] == ["instrument"]:  # the simulator's diagnostics run
             return ChildRun(records=[({"type": "hello", "_arrived": 0.1}, {}), imported,
                                      ({"type": "done", "_arrived": 0.3}, {})])
-        run = ChildRun()
+        assert request["phases"] == ["compile", "run", "time"] and request["await_go"]
+        run = ChildRun(records=records if records is not None else [])
 
         def record(header):
             header["_arrived"] = 0.1 * len(run.records)  # as the sandbox stamps each record
             run.records.append((header, {}))
-            assert on_record(header, lambda data: None) is False  # never stops this child
+            assert on_record(header, answers.append) is False  # never stops this child
 
         for header in ({"type": "device", "name": "Fake GPU"}, {"type": "hello"}, imported[0],
-                       {"type": "compiled", "ptx": ""}, {"type": "start", "id": 0},
+                       {"type": "compiled", "ptx": ""}, {"type": "ready"},
+                       {"type": "start", "id": 0},
                        {"type": "error", "phase": "run", "id": 0, "lineno": None,
-                        "message": "IndexError: index 16 is out of bounds"}):
+                        "message": "IndexError: index 16 is out of bounds"},
+                       {"type": "ready"}, {"type": "done"}):
             record(header)
-        seen["stopped at the first error"] = timing_stopped.wait(10)
-        record({"type": "done"})
         return run
 
+    @contextlib.contextmanager
+    def gpu(exclusive):
+        modes.append(exclusive)
+        yield
+
     monkeypatch.setattr(children, "run_child", fake_run_child)
-    monkeypatch.setattr(children.gpulock, "gpu", lambda exclusive: contextlib.nullcontext())
+    monkeypatch.setattr(children.gpulock, "gpu", gpu)
     path = exercises.solution_path(ex)
     result = grader._grade_source(ex, load_source(path), "gpu", plan.make_cases(ex, 1),
                                   grader.default_limits("gpu"),
                                   ExerciseResult(ex.name, str(path), "gpu", seed=1), False)
-    assert seen == {"stopped at the first error": True}
+    assert answers == [b"g", b"n"] and modes == [False]
     timing = next(t for t in result.tests if t.kind.value == "timing")
     assert timing.points == 0 and "passes every correctness test" in timing.message
