@@ -131,7 +131,7 @@ def solutions(
                                                  help="Only these exercises (repeatable)."),
     seed: Optional[int] = typer.Option(None, help="Seed for every grading run."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
-                                       help="Gradings at once (default: 4 on a GPU, half the "
+                                       help="Gradings at once (default: 8 on a GPU, half the "
                                             "cores on the simulator)."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
 ) -> None:

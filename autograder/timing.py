@@ -39,7 +39,7 @@ def compiled_for(kernel, args) -> None:
         pass
 
 
-#: Nanoseconds the GPU stays busy after each L2 flush, before a sample's start event: the host
+#: Nanoseconds the L2 flush kernel lasts at least, before a sample's start event: the host
 #: enqueues the start event, the launch and the end event meanwhile, so no sample includes
 #: the host's launch overhead or a moment the host's thread was descheduled (a loaded host).
 BUSY_NS = 300_000
@@ -50,8 +50,8 @@ RETRIES = 5
 
 
 def l2_flusher(cuda):
-    """A function that evicts the L2 cache by writing a buffer of twice its size, then keeps
-    the GPU busy for :data:`BUSY_NS` nanoseconds. Its buffer is allocated and its kernels
+    """A function that evicts the L2 cache by writing a buffer of twice its size, in a kernel
+    that lasts at least :data:`BUSY_NS` nanoseconds. Its buffer is allocated and its kernel
     compiled now; no kernel runs until it is called."""
     import numpy as np
 
@@ -59,26 +59,22 @@ def l2_flusher(cuda):
     buf = cuda.device_array(max(2 * l2_bytes, 1 << 20) // 4, np.uint32)
 
     @cuda.jit
-    def _fill(b, value):
+    def _fill(b, value, busy_ns):
         i = cuda.grid(1)
         if i < b.size:
             b[i] = value
-
-    @cuda.jit
-    def _busy(ns):
-        for _ in range(ns // 1000):
-            cuda.nanosleep(1000)
+        if i == 0:  # one thread keeps the kernel, so the GPU, busy for busy_ns
+            for _ in range(busy_ns // 1000):
+                cuda.nanosleep(1000)
 
     threads = 256
     blocks = (buf.size + threads - 1) // threads
     counter = [0]
-    compiled_for(_fill, (buf, 0))
-    compiled_for(_busy, (BUSY_NS,))
+    compiled_for(_fill, (buf, 0, BUSY_NS))
 
     def flush():
         counter[0] += 1
-        _fill[blocks, threads](buf, counter[0])
-        _busy[1, 1](BUSY_NS)
+        _fill[blocks, threads](buf, counter[0], BUSY_NS)
 
     return flush
 

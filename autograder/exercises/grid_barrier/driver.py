@@ -15,6 +15,8 @@ barrier call.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -31,9 +33,12 @@ def reference(x: np.ndarray, phases: int) -> np.ndarray:
     return buf.astype(np.int32)
 
 
+@functools.cache
 def build(call):
     """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases)``; after each phase
-    it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier calls)."""
+    it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier calls).
+    One kernel per ``call`` in a process: each case launches the same kernel, compiled once
+    (a case's wall-clock limit then covers a first launch's compiling only once)."""
     from numba import cuda
 
     @cuda.jit
@@ -64,8 +69,10 @@ def build(call):
     return multi_phase
 
 
+@functools.cache
 def _call_lock_based(barrier):
-    """``call`` for the lock-based barrier: ``barrier(counter, j * gridDim.x)``."""
+    """``call`` for the lock-based barrier: ``barrier(counter, j * gridDim.x)`` (one per
+    ``barrier``, so :func:`build` compiles once)."""
     from numba import cuda
 
     @cuda.jit(device=True)

@@ -9,6 +9,8 @@ block, so the grid never exceeds the block size, nor the blocks that can be resi
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..grid_barrier.driver import reference, run_phases
@@ -16,8 +18,10 @@ from ..grid_barrier.driver import reference, run_phases
 __all__ = ["drive", "grid", "reference"]
 
 
+@functools.cache
 def _call_lock_free(barrier):
-    """``call`` for the lock-free barrier: ``barrier(arrive, depart, j)``."""
+    """``call`` for the lock-free barrier: ``barrier(arrive, depart, j)`` (one per ``barrier``,
+    so the multi-phase kernel compiles once)."""
     from numba import cuda
 
     @cuda.jit(device=True)
