@@ -115,7 +115,7 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
         instrumented = instrument()
     run, timing_run = split_timing(done["run"])
     environment.raise_for_setup(run, *instrumented.values(), timing_run)
-    # As when the sanitizers ran after the correctness child, and only for a submission that
+    # As when the sanitizers ran after the cases, and only for a submission that
     # imported: findings of a submission that did not are discarded.
     sanitized = (done.get("sanitize") or {}) if received(run).first(Imported) else {}
     return Children(run, run, instrumented.get("instrument", run), timing_run, sanitized)

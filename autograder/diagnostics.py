@@ -35,7 +35,7 @@ def run_sanitizers(request: dict, limits: Limits, work: Path,
     returns the parsed reports of the tools that ran. Empty when compute-sanitizer is missing.
     ``runner(request, limits, work, wrapper=..., writable=...)`` runs each child (default: a
     plain GPU child; :func:`autograder.children.run_holding` holds the GPU lock for its cases).
-    :func:`autograder.children.run_all` runs it beside the correctness child and keeps its
+    :func:`autograder.children.run_all` runs it beside the graded child and keeps its
     reports only when that child shows the submission imported."""
     if runner is None:
         def runner(request, limits, work, **kw):

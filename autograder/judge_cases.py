@@ -176,7 +176,7 @@ def ran_every_case(run, cases) -> bool:
 
 
 def passed_every_case(exercise: Exercise, source: Source, run, cases) -> bool:
-    """True when the GPU correctness child returned every case's outputs and each is correct
+    """True when the GPU child returned every case's outputs and each is correct
     (:func:`judge_case`): only then is the kernel timed. Any doubt (an error
     record, a rejected record) is False."""
     rx = received(run)
