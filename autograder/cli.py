@@ -9,6 +9,7 @@ an instructor solution that loses points here, a sandbox that imports other pack
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -29,6 +30,21 @@ from .report import json_report  # noqa: E402
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Grade Numba CUDA kernel exercises on a GPU or the CUDA simulator.")
 err = Console(stderr=True)
+
+
+#: ``--preflight-cache/--no-preflight-cache`` of the commands that grade.
+PREFLIGHT_CACHE_OPTION = typer.Option(
+    True, "--preflight-cache/--no-preflight-cache",
+    help="Remember a passed preflight (the instructor solution graded here first) on disk; "
+         "--no-preflight-cache grades it again (as KERNELGRADE_PREFLIGHT_CACHE=off).")
+
+
+def _use_preflight_cache(use: bool) -> None:
+    """``--no-preflight-cache``: switch the cache off for this process and its workers."""
+    if not use:
+        from .preflight import CACHE_SWITCH_ENV
+
+        os.environ[CACHE_SWITCH_ENV] = "off"
 
 
 def _fail(message: str) -> None:
@@ -55,8 +71,6 @@ def _use_solutions(folder: Optional[Path]) -> None:
     if not folder.is_dir():
         _fail(f"--solutions {folder}: no such folder (it should hold <exercise>.py or "
               "<exercise>/solution.py files)")
-    import os
-
     os.environ[exercises.SOLUTIONS_ENV] = str(folder.resolve())
 
 
@@ -89,6 +103,7 @@ def grade(
                                 "test and the diagnostics, as a notebook's public-test cell "
                                 "runs them: no instructor solution needed (a student's "
                                 "install)."),
+    preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
 ) -> None:
     """Grade one submission and print its tests, points and messages."""
     from .grader import grade as grade_one
@@ -97,6 +112,7 @@ def grade(
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
     _use_solutions(solutions_dir)
+    _use_preflight_cache(preflight_cache)
     unreadable = _unreadable(submission)
     if unreadable:
         _fail(unreadable)
@@ -137,8 +153,6 @@ def solutions(
 ) -> None:
     """Grade every instructor solution and known-bad submission; exit 1 if any verdict is wrong.
     A line per exercise on standard error as its gradings end; the table at the end."""
-    import os
-
     from rich.table import Table
 
     from .grader import resolve_device
@@ -204,6 +218,7 @@ def batch(
                                                              "submission and an index.html "
                                                              "into this folder."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
 ) -> None:
     """Grade a whole class; each result is committed as it arrives, and a rerun resumes.
     Workers of a --scheduler find the solutions through their own $KERNELGRADE_SOLUTIONS."""
@@ -212,6 +227,7 @@ def batch(
     if exercise is not None and exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
     _use_solutions(solutions_dir)
+    _use_preflight_cache(preflight_cache)
     try:
         store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
                                     progress=sys.stderr.isatty(),

@@ -518,3 +518,24 @@ def test_gpus_are_counted_from_the_drivers_list_without_nvidia_smi(monkeypatch, 
     monkeypatch.setattr(devices.subprocess, "run",
                         lambda *a, **k: pytest.fail("nvidia-smi started"))
     assert devices.gpu_count() == 2
+
+
+def test_no_preflight_cache_grades_the_solution_again_and_stores_nothing(tmp_path):
+    """``autograder grade --no-preflight-cache`` (a fresh process, as an instructor runs it):
+    nothing is remembered; the same command without the option remembers the passed
+    preflight."""
+    env = {k: v for k, v in os.environ.items() if k != preflight.CACHE_SWITCH_ENV}
+    env["KERNELGRADE_CACHE_DIR"] = str(tmp_path / "cache")
+    args = [sys.executable, "-m", "autograder.cli", "grade", str(OCCUPANCY), "--exercise",
+            "occupancy", "--device", TEST_DEVICE, "--json"]
+
+    def remembered() -> list:
+        return [p for p in (tmp_path / "cache").rglob("*.json") if p.is_file()]
+
+    out = subprocess.run(args + ["--no-preflight-cache"], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert remembered() == []
+    out = subprocess.run(args, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert len(remembered()) == 1
