@@ -178,7 +178,8 @@ def solutions(backend: str, report: dict) -> None:
 
 def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
            sanitize: bool) -> dict:
-    """One ``autograder batch`` of ``n`` submissions, a fresh store and preflight cache."""
+    """One ``autograder batch`` of ``n`` submissions, a fresh store and preflight cache. The
+    store is copied into ``$KERNELGRADE_SPEED_KEEP`` when set (a score to look into later)."""
     from autograder.store import ResultStore
 
     with tempfile.TemporaryDirectory(prefix="kernelgrade-speed-class-") as tmp:
@@ -194,6 +195,10 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
             cmd += ["--workers-per-gpu", str(workers_per_gpu)]
         r = _run(cmd, env)
         rows = ResultStore(db).rows() if db.exists() else []
+        keep = os.environ.get("KERNELGRADE_SPEED_KEEP")
+        if keep and db.exists():
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(db, Path(keep) / f"class_{n}_{len(gpus) if gpus else 0}gpu.sqlite")
     scores: dict[str, int] = {}
     for row in rows:
         scores[f"{row['score']:g}"] = scores.get(f"{row['score']:g}", 0) + 1
