@@ -35,29 +35,30 @@ def compile_for_cases(kernel, contract: dict, consts: dict, cases: list):
     then finds it compiled: the JIT (CPU work) stays outside the grading's hold of the GPU.
     Kernels with a scalar argument or a driver (which launches its own kernels), and device
     functions, compile at their first launch as before; a kernel that fails to compile is left
-    to fail there, in its case, with the same message. Returns the first case's argument types (a tuple of Numba
-    types) once compiled for them, else None."""
+    to fail there, in its case, with the same message. Returns the first case's argument types
+    (a tuple of Numba types) once compiled for them, else None."""
     import numpy as np
     from numba import from_dtype, types
 
     if contract.get("driver") or contract.get("device_function") or kernel is None:
         return None
-    seen: list = []
+    compiled: list = []
     for case in cases:
         shapes = {n: (a.dtype, a.ndim) for n, a in case.inputs.items()}
         shapes.update({n: (np.dtype(dtype), len(launch_shape(shape, case.params, consts)))
                        for n, (shape, dtype) in case.outputs.items()})
         if any(a not in shapes for a in contract["args"]):
-            return seen[0] if seen else None
+            break
         sig = tuple(types.Array(from_dtype(shapes[a][0]), shapes[a][1], "C")
                     for a in contract["args"])
-        if sig not in seen:
-            try:
-                kernel.compile(sig)
-            except Exception:  # noqa: BLE001 - the case's launch reports it
-                return seen[0] if seen else None
-            seen.append(sig)
-    return seen[0] if seen else None
+        if sig in compiled:
+            continue
+        try:
+            kernel.compile(sig)
+        except Exception:  # noqa: BLE001 - the case's launch reports it
+            break
+        compiled.append(sig)
+    return compiled[0] if compiled else None
 
 
 def case_views(cuda, consts: dict, case: CaseRequest):

@@ -53,8 +53,8 @@ from .protocol import (Compiled, Done, Error, Hello, Imported, Instrumented, Rea
 PTX_LIMIT = 4 << 20
 SIM_THREAD_STACK = 1 << 20
 
-__all__ = ["main", "SIM_SWITCH_INTERVAL", "send", "import_submission", "resolve", "prepare_timing", "measure_timing",
-           "import_solution", "device_facts", "kernel_facts"]
+__all__ = ["main", "SIM_SWITCH_INTERVAL", "send", "import_submission", "resolve",
+           "prepare_timing", "measure_timing", "import_solution", "device_facts", "kernel_facts"]
 
 
 def _choose_backend(backend: str) -> None:
@@ -178,9 +178,8 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
     if "run" in phases and contract["functions"]:
         run_calls(module, req.cases, path)
     elif "run" in phases:
-        if backend == "gpu":
-            if not _granted(go_fd):  # the GPU, shared with other gradings' cases
-                return False
+        if backend == "gpu" and not _granted(go_fd):  # the GPU, shared with others' cases
+            return False
         if not run_cases(cuda, kernel, contract, consts, req.cases, driver, path):
             return False
         if backend == "gpu" and kernel is not None and not contract["device_function"]:

@@ -23,8 +23,8 @@ def collect(exercise: Exercise, source: Source, backend: str, cases, run, compil
             timing_run, findings: list[str]) -> list[TestResult]:
     """The correctness, concept and timing tests of one grading. ``run``: the child that ran
     the ``cases`` (:class:`autograder.plan.PlannedCase`); ``compiled_run``: the one whose PTX
-    the concept test reads; ``timing_run``: the timing's part of the graded child (None: it did not measure);
-    ``findings``: the diagnostics' problems that fail the concept test."""
+    the concept test reads; ``timing_run``: the timing's part of the graded child (None: it did
+    not measure); ``findings``: the diagnostics' problems that fail the concept test."""
     early = early_failure(source, run)
     if early is not None:
         return once(all_tests(exercise, *early), "not run (see above)")

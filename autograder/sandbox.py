@@ -651,8 +651,8 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
     ``on_record(header, send)``: called for each record; ``send(bytes)`` writes to the child's
     standard input (kept open for it); returning True stops the child. While it blocks, the
     child's deadlines wait too (:meth:`_Watchdog.pause`). ``records``: a list that becomes the
-    run's ``records``, filled as they arrive (a hook may read the records so far). ``cancel``: when set,
-    the child is stopped (``ended == "cancelled"``).
+    run's ``records``, filled as they arrive (a hook may read the records so far). ``cancel``:
+    when set, the child is stopped (``ended == "cancelled"``).
     """
     status = sandbox_status()
     broken = _broken.get(backend)

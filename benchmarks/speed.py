@@ -23,7 +23,7 @@ Usage (from the repository root; on the device machine through ``benchmarks/gpu_
 
     python benchmarks/speed.py --device gpu [--runs 5] [--class-n 300] [--workers-per-gpu 4]
     python benchmarks/speed.py --device sim --runs 3 --class-n 4    # here, small
-    [--steps floor,grade,solutions,class] [--out FILE.json]
+    [--steps floor,grade,solutions,class] [--out FILE.json] [--keep-class-db DIR]
 
 Exit status 0 whatever the numbers (they are for the lead's results file); 1 when a command
 failed (its output is in the JSON).
@@ -177,9 +177,9 @@ def solutions(backend: str, report: dict) -> None:
 
 
 def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
-           sanitize: bool) -> dict:
+           sanitize: bool, keep: str | None = None) -> dict:
     """One ``autograder batch`` of ``n`` submissions, a fresh store and preflight cache. The
-    store is copied into ``$KERNELGRADE_SPEED_KEEP`` when set (a score to look into later)."""
+    store is copied into the folder ``keep`` when given (a score to look into later)."""
     from autograder.store import ResultStore
 
     with tempfile.TemporaryDirectory(prefix="kernelgrade-speed-class-") as tmp:
@@ -195,7 +195,6 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
             cmd += ["--workers-per-gpu", str(workers_per_gpu)]
         r = _run(cmd, env)
         rows = ResultStore(db).rows() if db.exists() else []
-        keep = os.environ.get("KERNELGRADE_SPEED_KEEP")
         if keep and db.exists():
             Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copy(db, Path(keep) / f"class_{n}_{len(gpus) if gpus else 0}gpu.sqlite")
@@ -208,10 +207,11 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
             "sanitize": sanitize, "scores": scores, "stderr_tail": r["stderr"][-800:]}
 
 
-def batch(backend: str, n: int, workers_per_gpu: int, sanitize: bool, report: dict) -> None:
+def batch(backend: str, n: int, workers_per_gpu: int, sanitize: bool, report: dict,
+          keep: str | None = None) -> None:
     """A class on one GPU and, when two are visible, on two (or on the simulator's cores)."""
     if backend == "sim":
-        report["class_sim"] = _class("sim", n, None, 0, sanitize)
+        report["class_sim"] = _class("sim", n, None, 0, sanitize, keep)
         print(f"class_sim: {report['class_sim']['wall_s']:.1f} s", flush=True)
         return
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -219,7 +219,7 @@ def batch(backend: str, n: int, workers_per_gpu: int, sanitize: bool, report: di
     for k, key in ((1, "class_1gpu"), (2, "class_2gpu")):
         if len(ids) < k:
             continue
-        report[key] = _class("gpu", n, ids[:k], workers_per_gpu, sanitize)
+        report[key] = _class("gpu", n, ids[:k], workers_per_gpu, sanitize, keep)
         c = report[key]
         print(f"{key}: {c['wall_s']:.1f} s, {c['stored']} stored, rc {c['rc']}", flush=True)
         if c["rc"] != 0 or c["stored"] != n:
@@ -307,6 +307,8 @@ def main() -> int:
     ap.add_argument("--steps", help="comma-separated: floor, grade, solutions, class (default: "
                                     "all on a GPU; floor, grade, class on the simulator)")
     ap.add_argument("--out", help="write every number here (JSON)")
+    ap.add_argument("--keep-class-db", metavar="DIR",
+                    help="copy each class's result store (SQLite) into this folder")
     args = ap.parse_args()
     backend = resolve_device(args.device)
     runs = args.runs or (5 if backend == "gpu" else 3)
@@ -323,7 +325,8 @@ def main() -> int:
     if "solutions" in steps:
         solutions(backend, report)
     if "class" in steps:
-        batch(backend, class_n, args.workers_per_gpu, args.class_sanitize, report)
+        batch(backend, class_n, args.workers_per_gpu, args.class_sanitize, report,
+              args.keep_class_db)
     report["machine"]["load_avg_end"] = os.getloadavg()
     report["table"] = table(report, backend)
     if args.out:

@@ -66,7 +66,8 @@ def test_passed_every_case_only_for_correct_outputs(tiled):
 
 class _FakeGradedChild:
     """Stands in for ``run_child`` of the graded GPU child (as :mod:`autograder.harness` runs
-    it): ready → cases → ready (the verdict) → the timing's start, ready → measure → done."""
+    it): ready → cases → ready (the verdict) → the timing's start, ready → measure →
+    done."""
 
     def __init__(self, cases=(0, 1)):
         self.cases = cases
