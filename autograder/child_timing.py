@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import types
 
+from . import kernel_cache
+from .kernel_cache import solution_identity
 from .protocol import TimingRequest
 from .shapes import evaluate as launch_shape
 
@@ -46,7 +48,9 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     (``copies`` rotated sets, at most 3 GiB, allocated, filled only by :func:`warm_up`), the
     instructor's kernel at the student's constants, the launch shape and an L2 flusher; every
     kernel (``kernel``, the student's, the instructor's, the fill and flush kernels) compiled for
-    its arguments. So the child does its CPU work before it asks for the GPU."""
+    its arguments; the instructor's and the fill and flush kernels from the host's cache of
+    compiled kernels when it has them (:mod:`autograder.kernel_cache`). So the child does its
+    CPU work before it asks for the GPU."""
     import numpy as np
 
     from . import timing as timing_mod
@@ -70,8 +74,10 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     reference = getattr(solution, contract["kernel"])
     if getattr(kernel, "targetoptions", {}).get("lineinfo"):  # like for like
         reference.targetoptions["lineinfo"] = True
-    for k in (kernel, reference):
-        timing_mod.compiled_for(k, arg_sets[0])
+    timing_mod.compiled_for(kernel, arg_sets[0])
+    text = timing.solution_source
+    identity = solution_identity(text, contract["kernel"], consts) if text is not None else None
+    timing_mod.compiled_for(reference, arg_sets[0], identity)
     return {
         "reference": reference,
         "arg_sets": arg_sets,
@@ -81,6 +87,7 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
         "flush": timing_mod.l2_flusher(cuda),
         "min_rounds": timing.min_rounds,
         "budget_s": timing.budget_s,
+        "instructor_cached": (identity, "loaded") in kernel_cache.events,
     }
 
 
@@ -118,4 +125,5 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
                                 min_rounds=p["min_rounds"], budget_s=p["budget_s"])
     return {"student_ms": main["a_ms"], "instructor_ms": main["b_ms"],
             "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
-            "copies": copies, "seconds": main["seconds"] + seconds}
+            "copies": copies, "seconds": main["seconds"] + seconds,
+            "instructor_cached": p.get("instructor_cached")}

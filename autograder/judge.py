@@ -126,8 +126,10 @@ def judge_timing(exercise: Exercise, source: Source, backend: str, run,
                                  t.points)
     size = ", ".join(f"{k} {v}" for k, v in t.params.items())
     status = Status.PASSED if points >= t.points else Status.FAILED
-    return result(status, points, f"at {size}: {msg}", timing_details(
-        rec.student_ms, rec.instructor_ms, stats, t.full_ratio, t.zero_ratio, t.params))
+    details = timing_details(rec.student_ms, rec.instructor_ms, stats, t.full_ratio,
+                             t.zero_ratio, t.params)
+    details["timing"]["instructor_cached"] = rec.instructor_cached
+    return result(status, points, f"at {size}: {msg}", details)
 
 
 def instrument_failure(source: Source, run) -> str | None:

@@ -33,8 +33,9 @@ sanitize choice (and compute-sanitizer's binary on a GPU); the environment the c
 parts cannot all be read (no ``nvidia-smi`` answer) is not cached. A failure is never stored;
 an entry that cannot be read, parsed or does not match its key is ignored (and replaced by the
 next pass). Processes that miss the same key at once take turns (a file lock), so a batch's
-workers grade the solution once per machine, not once each. ``KERNELGRADE_PREFLIGHT_CACHE=off``
-turns the cache off. The cache can only skip this check, never change a grade: every child
+workers grade the solution once per machine, not once each. On a GPU the same miss also fills
+the host's cache of compiled timing kernels (:mod:`autograder.reference_warmup`), beside the
+solution's grading. ``KERNELGRADE_PREFLIGHT_CACHE=off`` turns both caches off. The cache can only skip this check, never change a grade: every child
 still compares its packages with the grader's (above) on every grading.
 """
 
@@ -116,8 +117,29 @@ def _preflight(exercise: str, backend: str, sanitize: bool) -> None:
             log.info("preflight of %s on %s: passed before (%s), not run again", exercise,
                      backend, entry.path)
             return
-        result = _grade_solution(exercise, backend, sanitize)
+        with _warming_up(exercise, backend):
+            result = _grade_solution(exercise, backend, sanitize)
         entry.store(result)
+
+
+@contextlib.contextmanager
+def _warming_up(exercise: str, backend: str):
+    """On a GPU, the exercise's timing kernels compiled into the host's cache
+    (:mod:`autograder.reference_warmup`) beside what the block does, waited for at its end; a
+    warm-up that fails only leaves the children to compile them."""
+    if backend != "gpu":
+        yield
+        return
+    from .exercises import get
+    from .reference_warmup import warm
+
+    thread = threading.Thread(target=lambda: warm(get(exercise)), daemon=True,
+                              name=f"warm-up-{exercise}")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 def _grade_solution(exercise: str, backend: str, sanitize: bool):

@@ -375,7 +375,9 @@ class Ready(Record):
 class TimingSamples(Record):
     """Raw timing samples in milliseconds: the student's kernel and the instructor's
     (interleaved), the instructor's against itself (``self_a_ms``, ``self_b_ms``: the GPU's
-    self-check); ``copies`` of the inputs rotated; ``seconds`` the sampling took."""
+    self-check); ``copies`` of the inputs rotated; ``seconds`` the sampling took;
+    ``instructor_cached``: the instructor's kernel came from the host's cache of compiled
+    kernels (:mod:`autograder.kernel_cache`) rather than being compiled in the child."""
 
     TYPE = "timing"
     student_ms: list
@@ -384,12 +386,14 @@ class TimingSamples(Record):
     self_b_ms: list
     copies: int | None = None
     seconds: float | None = None
+    instructor_cached: bool | None = None
 
     @classmethod
     def from_header(cls, h: dict, arrays=None) -> TimingSamples:
         return cls(*(_get(h, n, _nums) for n in ("student_ms", "instructor_ms", "self_a_ms",
                                                   "self_b_ms")),
-                   _get(h, "copies", _int, None), _get(h, "seconds", _num, None), **_stamp(h))
+                   _get(h, "copies", _int, None), _get(h, "seconds", _num, None),
+                   _get(h, "instructor_cached", _is(bool), None), **_stamp(h))
 
 
 @dataclass(frozen=True)

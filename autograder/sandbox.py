@@ -60,6 +60,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import kernel_cache
 from .channel import ChannelError, read_record
 from .reaper import proc_stats
 from .errors import GraderSetupError
@@ -544,7 +545,7 @@ class _Watchdog:
 # Running one child
 
 
-def _child_env(backend: str) -> dict:
+def child_env(backend: str) -> dict:
     """The child's environment: the grader's, less its own settings, with the grader's import
     path (:func:`import_path`, so PYTHONPATH entries, the user site and ``.pth`` additions are
     searched in the grader's order whatever the child's ``HOME``), the grader's user site or
@@ -625,11 +626,24 @@ def _tail(path: Path, limit: int = 4000) -> str:
         return ""
 
 
+def _shown_kernel_cache(request: dict, backend: str, use_bwrap: bool) -> Path | None:
+    """The host's compiled kernels for the timing of ``request``'s exercise
+    (:mod:`autograder.kernel_cache`), which a timed GPU child reads, shown read-only inside
+    bubblewrap; None for a plain child (it could write where the grader reads), a child that
+    does not time, and when the warm-up has not made that folder yet."""
+    text = (request.get("timing") or {}).get("solution_source")
+    if backend != "gpu" or not use_bwrap or not text:
+        return None
+    folder = kernel_cache.host_folder(text)
+    return folder.resolve() if folder is not None and folder.is_dir() else None
+
+
 def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
-             wrapper: tuple[str, ...] = (), writable: Path | None = None) -> list[str]:
+             wrapper: tuple[str, ...] = (), writable: Path | None = None,
+             read_only: tuple[Path, ...] = ()) -> list[str]:
     harness = [*wrapper, sys.executable, "-P", "-m", "autograder.harness", str(wfd)]
     if use_bwrap:
-        extra = (Path(wrapper[0]).resolve().parent,) if wrapper else ()
+        extra = ((Path(wrapper[0]).resolve().parent,) if wrapper else ()) + tuple(read_only)
         return _bwrap_command(workdir, gpu=backend == "gpu" and bool(gpu_device_nodes()),
                               extra_ro=extra, writable=writable) + ["--", *harness]
     return [sys.executable, "-S", str(REAPER), str(os.getpid()), *harness]
@@ -692,13 +706,17 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     plain_cwd = None
     if not use_bwrap:
         plain_cwd = tempfile.mkdtemp(prefix=f"cwd-{backend}-", dir=workdir)
-    env = _child_env(backend)
+    env = child_env(backend)
     if plain_cwd:
         env["HOME"] = env["TMPDIR"] = plain_cwd
+    kernels = _shown_kernel_cache(request, backend, use_bwrap)
+    if kernels is not None:
+        env[kernel_cache.CACHE_ENV] = str(kernels)
     started = time.monotonic()
     with open(out_path, "wb") as out_file:
         proc = subprocess.Popen(
-            _command(backend, wfd, workdir, use_bwrap, tuple(wrapper), writable),
+            _command(backend, wfd, workdir, use_bwrap, tuple(wrapper), writable,
+                     () if kernels is None else (kernels,)),
             stdin=subprocess.PIPE, stdout=out_file, stderr=subprocess.STDOUT,
             pass_fds=(wfd,), cwd=plain_cwd or workdir, env=env,
             start_new_session=True,

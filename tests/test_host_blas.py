@@ -66,7 +66,7 @@ def test_children_get_one_blas_thread_whatever_the_graders_environment(monkeypat
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "16")
     monkeypatch.setenv("OMP_NUM_THREADS", "16")
     for backend in ("gpu", "sim", "compile"):
-        env = sandbox._child_env(backend)
+        env = sandbox.child_env(backend)
         for key, value in ONE_THREAD_ENV.items():
             assert env[key] == value, (backend, key)
 

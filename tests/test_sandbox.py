@@ -161,7 +161,7 @@ def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
              f" os.path.exists({str(solutions / 'tiled_matmul.py')!r}))\n")
     out = subprocess.run(sandbox._bwrap_command(work, gpu=False)
                          + ["--", sys.executable, "-P", "-c", probe],
-                         capture_output=True, text=True, env=sandbox._child_env("sim"),
+                         capture_output=True, text=True, env=sandbox.child_env("sim"),
                          timeout=60)
     lines = out.stdout.splitlines()
     assert out.returncode == 0, out.stderr
@@ -299,7 +299,7 @@ def test_a_package_the_grader_imports_is_found_by_the_child(where, mode, tmp_pat
     monkeypatch.setattr(sys, "path", [sys.path[0], str(folder), *sys.path[1:]])
     work = tmp_path / "work"
     work.mkdir()
-    env = sandbox._child_env("sim")
+    env = sandbox.child_env("sim")
     if where == "user_site":
         assert env["PYTHONUSERBASE"] == str(base)
     probe = ["-P", "-c", f"import {name}; print({name}.__file__, {name}.VALUE)"]
@@ -333,4 +333,4 @@ def test_the_import_path_shows_no_project_folder_tmp_or_working_folder(tmp_path,
     cmd = sandbox._bwrap_command(tmp_path / "work", gpu=False)
     sources = {cmd[i + 1] for i, a in enumerate(cmd) if a in ("--ro-bind", "--bind", "--symlink")}
     assert not set(hidden) & sources, sorted(set(hidden) & sources)
-    assert sandbox._child_env("sim")["PYTHONPATH"].split(os.pathsep) == [str(root), *path]
+    assert sandbox.child_env("sim")["PYTHONPATH"].split(os.pathsep) == [str(root), *path]
