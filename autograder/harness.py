@@ -23,8 +23,10 @@ is the anti-cheat order:
    numba-cuda and llvmlite (versions and folders, :func:`~.child_device.package_problem`); if
    not, its only record is an ``error`` of phase ``environment`` (the grader's setup, not the
    student's kernel);
-4. import Numba; send ``device`` (GPU) and ``hello`` (its ``packages``), both before any
-   student code exists (a child that dies before them is the grader's setup at fault);
+4. import Numba (on a GPU, with the CUDA driver initialised in a thread meanwhile,
+   :func:`~.child_device.start_driver_early`); send ``device`` (GPU) and ``hello`` (its
+   ``packages``), both before any student code exists (a child that dies before them is the
+   grader's setup at fault);
 5. off the GPU, make the process undumpable (a sibling child cannot read its memory);
 6. run the submission's definitions, resolve the contract (``imported`` or an ``error``);
 7. compile, run the cases, the instrumented launch and the timing, as the request's phases
@@ -43,7 +45,7 @@ from .child_simulator import SIM_SWITCH_INTERVAL, prepare_simulator
 from .child_channel import open_channel, send, send_error
 from .child_contract import ContractError, import_submission, resolve
 from .child_device import (device_facts, device_record, kernel_facts,  # noqa: F401 (re-exported)
-                           kernel_record, not_dumpable, package_problem)
+                           kernel_record, not_dumpable, package_problem, start_driver_early)
 from .child_timing import (import_solution, measure_timing,  # noqa: F401 (re-exported)
                            prepare_timing, warm_up)
 from .environment import package_facts
@@ -100,6 +102,8 @@ def main(argv: list[str]) -> int:
     if problem:
         send(Error("environment", problem))
         return 0
+    if backend == "gpu":
+        start_driver_early()  # beside Numba's import; no student code exists yet
     cuda = _import_numba()
     if backend == "gpu":
         send(device_record(cuda.get_current_device()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +194,25 @@ def test_the_timing_record_says_where_the_instructors_kernel_came_from():
     assert protocol.TimingSamples.from_header(old).instructor_cached is None
     with pytest.raises(protocol.ProtocolError):
         protocol.TimingSamples.from_header({**rec.to_header(), "instructor_cached": "yes"})
+
+
+def test_the_early_driver_start_is_harmless_without_a_driver(tmp_path):
+    """A GPU child starts the CUDA driver in a thread while it imports Numba; where there is no
+    driver (this CI machine, or a broken setup) that thread ends quietly and Numba's own import
+    and error reporting are what they were."""
+    from autograder import child_device
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import threading\n"
+        "from autograder.child_device import start_driver_early\n"
+        "start_driver_early()\n"
+        "for t in threading.enumerate():\n"
+        "    if t.name == 'cuda-driver-init':\n"
+        "        t.join(30)\n"
+        "print('alive' if any(t.name == 'cuda-driver-init' for t in threading.enumerate())"
+        " else 'ended')\n")
+    out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True,
+                         timeout=60, cwd=str(Path(child_device.__file__).parents[1]))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ended" and out.stderr == ""
