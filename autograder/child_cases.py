@@ -32,14 +32,18 @@ def compile_ptx(kernel, contract: dict, backend: str) -> str:
 def compile_for_cases(kernel, contract: dict, consts: dict, cases: list):
     """Compile ``kernel`` for the argument types its cases' launches will have (C-contiguous
     device arrays of each input's and output's dtype and rank) before the first launch, which
-    then finds it compiled: the JIT (CPU work) stays outside the grading's hold of the GPU.
-    Kernels with a scalar argument or a driver (which launches its own kernels), and device
-    functions, compile at their first launch as before; a kernel that fails to compile is left
-    to fail there, in its case, with the same message. Returns the first case's argument types
-    (a tuple of Numba types) once compiled for them, else None."""
+    then finds it compiled: the JIT (CPU work) stays outside the grading's hold of the GPU and
+    outside every case's time limit. An exercise with a driver (which launches its own kernels
+    around the student's device function) has its driver's ``prepare(function, consts)`` do it
+    (:func:`prepare_driver`). Kernels with a scalar argument, and device functions without a
+    driver, compile at their first launch as before; a kernel that fails to compile is left to
+    fail there, in its case, with the same message. Returns the first case's argument types (a
+    tuple of Numba types) once compiled for them, else None (always for a driver)."""
     import numpy as np
     from numba import from_dtype, types
 
+    if contract.get("driver") and kernel is not None:
+        prepare_driver(kernel, contract, consts)
     if contract.get("driver") or contract.get("device_function") or kernel is None:
         return None
     compiled: list = []
@@ -59,6 +63,23 @@ def compile_for_cases(kernel, contract: dict, consts: dict, cases: list):
             break
         compiled.append(sig)
     return compiled[0] if compiled else None
+
+
+def prepare_driver(function, contract: dict, consts: dict) -> None:
+    """Call ``prepare(function, consts)`` of the exercise's driver module
+    (``contract["driver"]``), when it has one: it compiles the driver's kernels for the
+    student's ``function`` before the cases start. Whatever it raises is dropped: the first
+    case's launch compiles again and reports the failure in that case, with its own message.
+    Raises ``ImportError`` for a driver module that is not installed (the grader's setup)."""
+    import importlib
+
+    prepare = getattr(importlib.import_module(contract["driver"]), "prepare", None)
+    if prepare is None:
+        return
+    try:  # the student's code may run while compiling (typing), SystemExit included
+        prepare(function, consts)
+    except BaseException:  # noqa: BLE001 - the first case's launch reports it
+        pass
 
 
 def case_views(cuda, consts: dict, case: CaseRequest):
@@ -120,15 +141,20 @@ def run_cases(cuda, kernel, contract: dict, consts: dict, cases: list, driver,
 def run_calls(module, cases: list, path: str) -> None:
     """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value.
     With ``params["against_driver"]`` the GPU's own limits fill the arguments and the driver's
-    occupancy calculator gives the expected value (computed before the student's function runs).
+    occupancy calculator gives the expected value (:func:`driver_occupancies`: computed before
+    any case starts, so the small kernel it compiles never counts against a case's limit).
     """
+    answers = driver_occupancies(cases)
     for case in cases:
         send(Start(case.id))
         params = case.params
         try:
             args, expected = dict(params["args"]), None
             if params.get("against_driver"):
-                limits, expected = device_occupancy(args["threads_per_block"])
+                answer = answers[args["threads_per_block"]]
+                if isinstance(answer, BaseException):
+                    raise answer
+                limits, expected = answer
                 args.update(limits)
             value = defined(module, params["call"])(**args)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -138,6 +164,23 @@ def run_calls(module, cases: list, path: str) -> None:
             send_error("run", exc, path, id=case.id, fatal=False)
             continue
         send(CaseResult(case.id, value=value, expected=expected, args=args))
+
+
+def driver_occupancies(cases: list) -> dict:
+    """For each ``threads_per_block`` of the cases compared with the driver's occupancy
+    calculator (``params["against_driver"]``): :func:`autograder.child_device.device_occupancy`'s
+    (this GPU's limits, resident blocks per SM), or the exception it raised (its cases report
+    it). Each query compiles a small kernel: done here, before the cases start."""
+    answers: dict = {}
+    for case in cases:
+        threads = case.params.get("args", {}).get("threads_per_block")
+        if not case.params.get("against_driver") or threads in answers:
+            continue
+        try:
+            answers[threads] = device_occupancy(threads)
+        except Exception as exc:  # noqa: BLE001 - reported by the cases that need it
+            answers[threads] = exc
+    return answers
 
 
 def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseRequest) -> dict:

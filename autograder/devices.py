@@ -79,11 +79,23 @@ def default_limits(backend: str) -> Limits:
     17–27 s of CPU time with Python's default thread switch interval and about 3 s with the
     harness's shorter one (budget 59 s); a 16×16 case uses under 1 s (budget 17.7 s, so a kernel
     that spins there is stopped after 17.7 s of CPU time). A child that uses no CPU for 60 s
-    (blocked) or runs 10 times its budget in wall time is stopped too. GPU children count
-    wall time: a spinning kernel (a grid barrier that never opens) burns the GPU, not the
-    host's CPU, and is stopped after ``case_timeout`` seconds.
+    (blocked) or runs 10 times its budget in wall time is stopped too.
+
+    GPU children count wall time: a spinning kernel (a grid barrier that never opens) burns
+    the GPU, not the host's CPU, and is stopped after ``case_timeout`` seconds, 5. That is
+    what a deadlocked case costs, and it is safe for a correct kernel on a loaded host because
+    nothing slow happens inside a GPU case any more: every case's kernel is compiled before the
+    first case's ``start`` (:func:`autograder.child_cases.compile_for_cases`; a grid-barrier
+    exercise's multi-phase kernel by its driver's ``prepare``; the occupancy calculator's small
+    kernel by :func:`autograder.child_cases.driver_occupancies`; a kernel with a scalar
+    argument would still compile in its first case: no exercise has one), and waiting for the
+    GPU lock does not count. What is left is a case's own GPU work and host-device copies (the
+    largest cases move a few tens of MB): milliseconds, far inside 5 s even when other
+    gradings' kernels share the GPU. Compiling counts against ``total_timeout`` only; the
+    timing phase has its own limit (``timing_timeout``); compute-sanitizer runs, many times
+    slower per launch, keep 15 s (:data:`autograder.diagnostics.SANITIZER_CASE_TIMEOUT`).
     """
     if backend == "sim":
         return Limits(import_timeout=30.0, case_timeout=60.0, total_timeout=240.0,
                       case_cpu_per_element=0.015)
-    return Limits(import_timeout=30.0, case_timeout=15.0, total_timeout=90.0)
+    return Limits(import_timeout=30.0, case_timeout=5.0, total_timeout=90.0)

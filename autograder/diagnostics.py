@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from . import sanitizer
@@ -29,10 +30,17 @@ def _lines(source: Source, lines) -> str:
     return ", ".join(source.where(int(n)) for n in lines if n) or "an unknown line"
 
 
+#: Wall-clock seconds for a case under compute-sanitizer, at least: its tools slow every launch
+#: (and module loading) many times over, so these runs keep the 15 s GPU cases had before
+#: compiling moved out of them (:func:`autograder.devices.default_limits`).
+SANITIZER_CASE_TIMEOUT = 15.0
+
+
 def run_sanitizers(request: dict, limits: Limits, work: Path,
                    runner=None) -> dict[str, sanitizer.Report]:
     """Run the request (one small case, ``lineinfo``) under each sanitizer tool, side by side;
     returns the parsed reports of the tools that ran. Empty when compute-sanitizer is missing.
+    Each child gets ``limits`` with a case limit of at least :data:`SANITIZER_CASE_TIMEOUT`.
     ``runner(request, limits, work, wrapper=..., writable=...)`` runs each child (default: a
     plain GPU child; :func:`autograder.children.run_holding` holds the GPU lock for its cases).
     :func:`autograder.children.run_all` runs it beside the graded child and keeps its
@@ -42,6 +50,7 @@ def run_sanitizers(request: dict, limits: Limits, work: Path,
             return run_child(request, "gpu", limits, work, **kw)
     if sanitizer.executable() is None:
         return {}
+    limits = replace(limits, case_timeout=max(limits.case_timeout, SANITIZER_CASE_TIMEOUT))
     reports: dict[str, sanitizer.Report] = {}
 
     def one(tool: str) -> None:

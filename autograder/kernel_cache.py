@@ -55,8 +55,8 @@ def host_folder(solution_text: str) -> Path | None:
     """In the grader: the folder of the compiled kernels for the timing of the exercise whose
     instructor solution is ``solution_text`` (one folder per solution, so a child sees only its
     own exercise's): ``kernels/<digest>`` in kernelgrade's cache folder
-    (:func:`autograder.preflight.cache_dir`); None when the cache is turned off."""
-    from .preflight import cache_dir
+    (:func:`autograder.cache_folder.cache_dir`); None when the cache is turned off."""
+    from .cache_folder import cache_dir
 
     root = cache_dir()
     if root is None:

@@ -54,13 +54,12 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
+from .cache_folder import CACHE_ENV, CACHE_SWITCH_ENV, cache_dir
 from .environment import PACKAGES, package_facts
 from .errors import GraderSetupError
 
 PREFLIGHT_SEED = 20261122  # fixed: a failing preflight can be replayed as is
 # The preflight cache (see the module's docstring).
-CACHE_ENV = "KERNELGRADE_CACHE_DIR"  # the cache folder (default: the user's cache folder)
-CACHE_SWITCH_ENV = "KERNELGRADE_PREFLIGHT_CACHE"  # "off" (or 0, no, false): no cache
 CACHE_FORMAT = 1
 CACHE_MAX_AGE_S = 30 * 24 * 3600  # entries older than this are removed when one is written
 # Environment variables the children inherit that could change a verdict (by prefix).
@@ -204,23 +203,6 @@ def _message(exercise: str, result, problems: list[str]) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # A passed preflight, kept on disk across processes
-
-
-def cache_dir() -> Path | None:
-    """The folder of kernelgrade's cache: ``$KERNELGRADE_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/kernelgrade``, else ``~/.cache/kernelgrade``; None when
-    ``KERNELGRADE_PREFLIGHT_CACHE`` is ``off`` (or ``0``, ``no``, ``false``) or no folder can be
-    named (no home). The folder need not exist yet."""
-    if os.environ.get(CACHE_SWITCH_ENV, "").strip().lower() in ("off", "0", "no", "false"):
-        return None
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "kernelgrade"
-    try:
-        return Path.home() / ".cache" / "kernelgrade"
-    except (RuntimeError, KeyError):
-        return None
 
 
 def _sha256_files(paths) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import exercises, known_bad
+from .devices import resolve_device
 from .grader import grade
 
 
@@ -70,20 +71,41 @@ def check_exercise(name: str, device: str, seed: int | None = None) -> list[Chec
     return [check_submission(name, path, device, seed) for path in submissions(name)]
 
 
+def expects_timeout(path: Path, backend: str) -> bool:
+    """True when ``path`` is a known-bad submission whose header expects a ``timeout`` on
+    ``backend`` (``gpu`` or ``sim``): a kernel that never ends, whose grading waits out a case's
+    time limit, the slowest gradings of ``autograder solutions``."""
+    return any(e.status == "timeout" and e.applies_to(backend)
+               for e in known_bad.expectations(path))
+
+
+def submission_order(tasks: list[tuple[str, Path]], backend: str) -> list[int]:
+    """The indexes of ``tasks`` (``(exercise, path)`` pairs) in the order to start their
+    gradings on ``backend``: those expected to time out (:func:`expects_timeout`) first, so
+    that their waits overlap the other gradings instead of ending the run; then the others;
+    each group in the order given."""
+    slow = [expects_timeout(path, backend) for _, path in tasks]
+    return sorted(range(len(tasks)), key=lambda i: not slow[i])
+
+
 def check_all(names: list[str], device: str, seed: int | None = None, jobs: int = 1,
               on_exercise=None) -> list[CheckRow]:
     """Rows for every exercise of ``names`` (in that order, each exercise's solution first),
     with up to ``jobs`` gradings at once: threads of this process, each grading's code still in
     its own sandboxed children (on a GPU, correctness runs share it and each timing run has it
-    alone, :mod:`autograder.gpulock`). ``on_exercise(rows)`` is called, in the calling thread,
-    as soon as all of an exercise's rows are in. The first exception of a grading (a
-    ``GraderSetupError``) is raised once the gradings under way have ended; none starts after."""
+    alone, :mod:`autograder.gpulock`). Gradings start slowest first (:func:`submission_order`);
+    rows keep the order above. ``on_exercise(rows)`` is called, in the calling thread, as soon
+    as all of an exercise's rows are in (its rows in the order above). The first exception of a
+    grading (a ``GraderSetupError``) is raised once the gradings under way have ended; none
+    starts after. ``device``: ``auto``, ``gpu`` or ``sim`` (``auto`` is resolved here only to
+    order the gradings; each grading resolves it again)."""
     tasks = [(name, path) for name in names for path in submissions(name)]
     rows: dict[int, CheckRow] = {}
     left = {name: sum(1 for n, _ in tasks if n == name) for name in names}
+    backend = resolve_device(device) if device == "auto" else device
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(check_submission, name, path, device, seed): i
-                   for i, (name, path) in enumerate(tasks)}
+        futures = {pool.submit(check_submission, *tasks[i], device, seed): i
+                   for i in submission_order(tasks, backend)}
         try:
             for future in as_completed(futures):
                 i = futures[future]

@@ -47,7 +47,8 @@ def cache(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.setenv(kernel_cache.CACHE_ENV, str(folder))
     monkeypatch.delenv(kernel_cache.WRITE_ENV, raising=False)
-    monkeypatch.setattr(kernel_cache, "_argtypes", lambda args: tuple(type(a).__name__ for a in args))
+    monkeypatch.setattr(kernel_cache, "_argtypes",
+                        lambda args: tuple(type(a).__name__ for a in args))
     monkeypatch.setattr(kernel_cache, "_cc", lambda: (9, 0))
     monkeypatch.setattr(kernel_cache, "events", [])
     return folder

@@ -10,7 +10,9 @@ from the driver's occupancy calculator: one block too many would deadlock any co
 The multi-phase kernel, its reference and the launch (:func:`run_phases`) are shared with the
 other grid-barrier drivers (``grid_barrier_lockfree``): each gives its barrier's state (a tuple of
 device arrays, here ``(counter,)``) and a device function ``call(state, j)`` that makes the j-th
-barrier call.
+barrier call. Each driver's ``prepare(function, consts)`` compiles that kernel around the
+student's barrier before the first case starts (:func:`compile_phases`), so compiling never
+counts against a case's wall-clock limit.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ def reference(x: np.ndarray, phases: int) -> np.ndarray:
 def build(call):
     """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases)``; after each phase
     it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier calls).
-    One kernel per ``call`` in a process: each case launches the same kernel, compiled once
-    (a case's wall-clock limit then covers a first launch's compiling only once)."""
+    One kernel per ``call`` in a process: each case launches the same kernel, compiled once,
+    before the first case starts (:func:`prepare`)."""
     from numba import cuda
 
     @cuda.jit
@@ -82,6 +84,33 @@ def _call_lock_based(barrier):
     return call
 
 
+def launch_types(state_arrays: int) -> tuple:
+    """The Numba argument types :func:`run_phases` launches :func:`build`'s kernel with:
+    ``state`` (a tuple of ``state_arrays`` int32 C-contiguous 1-D device arrays), ``x``, ``out``
+    and ``tmp`` (int32, C-contiguous 1-D: the harness's views are contiguous slices of its
+    guarded buffers), ``shift`` (int64, C-contiguous 1-D) and ``phases`` (a Python int: int64)."""
+    from numba import types
+
+    ints = types.Array(types.int32, 1, "C")
+    return (types.UniTuple(ints, state_arrays), ints, ints, ints,
+            types.Array(types.int64, 1, "C"), types.int64)
+
+
+def compile_phases(call, state_arrays: int):
+    """Compile :func:`build`'s kernel for ``call`` for :func:`launch_types` (the launches of
+    :func:`run_phases` then find it compiled) and return the compiled kernel. Needs a CUDA
+    context; raises Numba's typing and lowering errors (a barrier that does not compile)."""
+    return build(call).compile(launch_types(state_arrays))
+
+
+def prepare(function, consts: dict) -> None:
+    """Compile the multi-phase kernel around the student's barrier ``function`` before the
+    cases start (the harness calls this outside any case's time limit,
+    :func:`autograder.child_cases.compile_for_cases`), so a case's wall-clock limit covers its
+    GPU work, not the JIT. Raises what compiling raises; the case's launch then reports it."""
+    compile_phases(_call_lock_based(function), 1)  # the state: (counter,)
+
+
 def resident_grid(kernel, args, threads: int) -> int:
     """Blocks that fit on the device at once for ``kernel`` at ``threads`` per block."""
     from numba import typeof
@@ -95,7 +124,8 @@ def run_phases(call, make_state, views: dict, params: dict, grid_for) -> None:
     ``params["phases"]`` phases and ``params["threads"]`` threads per block.
     ``grid_for(resident, threads)`` picks the block count from the blocks the occupancy
     calculator lets be resident at once; ``make_state(blocks)`` makes the barrier's tuple of
-    fresh device arrays for that many blocks."""
+    fresh device arrays for that many blocks. The argument types are :func:`launch_types`'s, so
+    a kernel compiled by :func:`compile_phases` is not compiled again."""
     from numba import cuda
 
     n = views["x"].shape[0]
