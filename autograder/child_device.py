@@ -90,13 +90,15 @@ def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
     return limits, int(blocks)
 
 
-def start_driver_early() -> None:
+def start_driver_early():
     """Initialise the CUDA driver and retain device 0's primary context in a thread, so that
-    they happen while the main thread imports Numba (about 0.55 s) instead of after it: Numba's
-    first ``get_current_device()`` then finds both done (about 0.22 s of a GPU child's start-up
-    on an H200, 2026-11-23). The same primary context Numba uses (device 0 of
-    ``CUDA_VISIBLE_DEVICES``); the driver's calls release the GIL. Anything that fails here is
-    left for Numba to find and report as it always did."""
+    they happen while the main thread imports NumPy and Numba's core (about 0.3 s) instead of
+    after Numba's CUDA target (about 0.22 s of a GPU child's start-up on an H200, 2026-11-23):
+    Numba's first ``get_current_device()`` then finds both done. The same primary context Numba
+    uses (device 0 of ``CUDA_VISIBLE_DEVICES``); the driver's calls release the GIL. Returns
+    the thread: join it before ``numba.cuda`` is imported, which loads the driver's bindings
+    (while that ran beside a first ``cuInit``, a GPU child crashed once in a class of gradings
+    on an H200). Anything that fails here is left for Numba to find and report as it did."""
     import ctypes
     import threading
 
@@ -109,7 +111,9 @@ def start_driver_early() -> None:
         except (OSError, AttributeError):
             pass
 
-    threading.Thread(target=init, name="cuda-driver-init", daemon=True).start()
+    thread = threading.Thread(target=init, name="cuda-driver-init", daemon=True)
+    thread.start()
+    return thread
 
 
 def package_problem() -> str | None:

@@ -87,6 +87,8 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
         "flush": timing_mod.l2_flusher(cuda),
         "min_rounds": timing.min_rounds,
         "budget_s": timing.budget_s,
+        "thresholds": (None if timing.full_ratio is None or timing.zero_ratio is None
+                       else (timing.full_ratio, timing.zero_ratio)),
         "instructor_cached": (identity, "loaded") in kernel_cache.events,
     }
 
@@ -122,7 +124,8 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
         if timing_mod.self_check_problem(self_check["a_ms"], self_check["b_ms"]) is None:
             break
     main = timing_mod.time_pair(cuda, launcher(kernel), reference, p["flush"],
-                                min_rounds=p["min_rounds"], budget_s=p["budget_s"])
+                                min_rounds=p["min_rounds"], budget_s=p["budget_s"],
+                                thresholds=p.get("thresholds"))
     return {"student_ms": main["a_ms"], "instructor_ms": main["b_ms"],
             "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
             "copies": copies, "seconds": main["seconds"] + seconds,

@@ -24,9 +24,9 @@ is the anti-cheat order:
    not, its only record is an ``error`` of phase ``environment`` (the grader's setup, not the
    student's kernel);
 4. import Numba (on a GPU, with the CUDA driver initialised in a thread meanwhile,
-   :func:`~.child_device.start_driver_early`); send ``device`` (GPU) and ``hello`` (its
-   ``packages``), both before any student code exists (a child that dies before them is the
-   grader's setup at fault);
+   :func:`~.child_device.start_driver_early`, except under compute-sanitizer); send ``device``
+   (GPU) and ``hello`` (its ``packages``), both before any student code exists (a child that
+   dies before them is the grader's setup at fault);
 5. off the GPU, make the process undumpable (a sibling child cannot read its memory);
 6. run the submission's definitions, resolve the contract (``imported`` or an ``error``);
 7. compile, run the cases, the instrumented launch and the timing, as the request's phases
@@ -72,12 +72,19 @@ def _choose_backend(backend: str) -> None:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
 
 
-def _import_numba():
+def _import_numba(driver_started=None):
+    """``numba.cuda``; ``driver_started``: the thread of
+    :func:`~.child_device.start_driver_early`, joined once Numba's core is imported."""
     import warnings
 
     # Numba's own warnings (low occupancy at small test sizes) are not the student's output.
     os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
     warnings.filterwarnings("ignore", message=".*under-utilization.*")
+    import importlib
+
+    importlib.import_module("numba")  # the core first: numba.cuda loads the driver's bindings
+    if driver_started is not None:
+        driver_started.join()
     from numba import cuda
 
     return cuda
@@ -102,9 +109,10 @@ def main(argv: list[str]) -> int:
     if problem:
         send(Error("environment", problem))
         return 0
-    if backend == "gpu":
-        start_driver_early()  # beside Numba's import; no student code exists yet
-    cuda = _import_numba()
+    # On a GPU, the driver starts beside Numba's import (no student code exists yet); not
+    # under compute-sanitizer (``lineinfo``: the sanitizer runs), which watches every call.
+    cuda = _import_numba(start_driver_early() if backend == "gpu" and not req.lineinfo
+                         else None)
     if backend == "gpu":
         send(device_record(cuda.get_current_device()))
     send(Hello(os.getpid(), package_facts()))

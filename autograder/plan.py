@@ -69,7 +69,8 @@ def timing_request(exercise: Exercise) -> TimingRequest:
     return TimingRequest(t.params, specs, exercise.outputs(t.params),
                          str(path),
                          # Sent as text: the sandbox shows no solution (see autograder.sandbox).
-                         path.read_text(encoding="utf-8"), t.min_rounds, t.budget_s)
+                         path.read_text(encoding="utf-8"), t.min_rounds, t.budget_s,
+                         t.full_ratio, t.zero_ratio)
 
 
 def request(exercise: Exercise, backend: str, phases: list[str], source_file: Path | str,

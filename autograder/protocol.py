@@ -65,7 +65,9 @@ class TimingRequest:
     """The timing phase: ``params`` (the size), ``input_specs`` (name → (shape, dtype string);
     the child fills them on the GPU), ``outputs`` (as :class:`CaseRequest`), the instructor
     solution's ``solution_path`` (a name) and ``solution_source`` (its text: the sandbox shows
-    no solution), ``min_rounds`` and ``budget_s`` (seconds) of sampling."""
+    no solution), ``min_rounds`` and ``budget_s`` (seconds) of sampling, and the ratios for full
+    and no points (``full_ratio``, ``zero_ratio``: sampling stops once the points are settled,
+    :func:`autograder.timing.settled`; None: at 1 % precision only)."""
 
     params: dict
     input_specs: dict
@@ -74,6 +76,8 @@ class TimingRequest:
     solution_source: str | None
     min_rounds: int
     budget_s: float
+    full_ratio: float | None = None
+    zero_ratio: float | None = None
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

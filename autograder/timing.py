@@ -4,8 +4,9 @@ The method, in one place (issue "Timing verdicts you can trust"): CUDA events ar
 warm-up launches first; the L2 cache flushed before every sample (a write over a buffer twice
 the L2 size); inputs rotated over several copies so no sample starts from data another left in
 cache; student and instructor launches alternate, the order flipping each round; sampling stops
-once the ratio's relative standard error is under ``target_rse`` (after ``min_rounds``) or the
-time budget runs out. The verdict is on the geometric mean of the per-round ratios
+once the ratio's relative standard error is under ``target_rse`` (after ``min_rounds``), once
+the ratio's 95 % interval lies wholly at or below the full-points ratio or at or above the
+no-points ratio (more rounds could not change the points), or when the time budget runs out. The verdict is on the geometric mean of the per-round ratios
 (student / instructor), with its 95 % confidence interval in the message.
 
 Before the student's kernel counts, the instructor's is timed against itself: if that ratio is
@@ -135,14 +136,28 @@ def device_random(cuda, shape: tuple[int, ...], dtype, seed: int = 0):
     return arr
 
 
+def settled(stats: RatioStats, thresholds: tuple[float, float] | None) -> bool:
+    """True when ``stats``' 95 % interval lies wholly at or below ``thresholds[0]`` (the ratio
+    for full points) or at or above ``thresholds[1]`` (the ratio for none): more rounds would
+    not change the points. False without thresholds."""
+    if thresholds is None:
+        return False
+    full_ratio, zero_ratio = thresholds
+    return stats.high <= full_ratio or stats.low >= zero_ratio
+
+
 def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_rounds: int = 200,
-              target_rse: float = 0.01, budget_s: float = 10.0, warmup: int = 3) -> dict:
+              target_rse: float = 0.01, budget_s: float = 10.0, warmup: int = 3,
+              thresholds: tuple[float, float] | None = None) -> dict:
     """Time ``launch_a(r)`` against ``launch_b(r)`` (``r``: round index, for input rotation).
 
     ``flush()`` runs before every sample (:func:`l2_flusher`: it also keeps the GPU busy while
     the host enqueues the sample); a sample the host took longer than :data:`HOST_WINDOW_S` to
-    enqueue is taken again. Returns ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}``
-    with one sample of each per round."""
+    enqueue is taken again. After ``min_rounds``, sampling stops at ``target_rse`` or once the
+    ratio a/b has :func:`settled` against ``thresholds`` (full-points ratio, no-points ratio):
+    a kernel six times slower than the instructor's needs no 1 % precision to get no points.
+    Returns ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}`` with one sample of each
+    per round."""
     for r in range(warmup):
         launch_a(r)
         launch_b(r)
@@ -164,8 +179,10 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
                 if queued <= HOST_WINDOW_S:
                     break
             samples.append(cuda.event_elapsed_time(start, end))
-        if len(a_ms) >= min_rounds and ratio_stats(a_ms, b_ms).rse < target_rse:
-            break
+        if len(a_ms) >= min_rounds:
+            stats = ratio_stats(a_ms, b_ms)
+            if stats.rse < target_rse or settled(stats, thresholds):
+                break
         if time.perf_counter() - start_wall > budget_s:
             break
     return {"a_ms": a_ms, "b_ms": b_ms, "seconds": time.perf_counter() - start_wall}

@@ -81,3 +81,74 @@ def test_a_self_check_off_for_a_moment_is_measured_again(monkeypatch):
     calls, rec = run([1.07])
     assert calls == ["self"] * child_timing.SELF_CHECK_ATTEMPTS + ["main"]
     assert timing.self_check_problem(rec["self_a_ms"], rec["self_b_ms"]) is not None
+
+
+class _ScriptedGPU:
+    """Enough of ``numba.cuda`` for :func:`autograder.timing.time_pair`: each launch sets what
+    the next event pair measures (milliseconds)."""
+
+    def __init__(self):
+        self.next_ms = 0.0
+
+    def event(self):
+        gpu = self
+
+        class Event:
+            def record(self):
+                self.ms = gpu.next_ms
+
+            def synchronize(self):
+                pass
+        return Event()
+
+    def event_elapsed_time(self, start, end):
+        return end.ms
+
+    def synchronize(self):
+        pass
+
+
+def _noisy_pair(ratio: float):
+    """A launch pair whose times scatter by ±25 % (a deterministic pattern): a ratio of
+    ``ratio`` that takes many rounds to pin to 1 %."""
+    import itertools
+
+    gpu = _ScriptedGPU()
+    noise = itertools.cycle([1.0, 1.25, 0.8, 1.1, 0.9, 1.2, 0.75, 1.05])
+
+    def launch(ms):
+        def run(r):
+            gpu.next_ms = ms * next(noise)
+        return run
+    return gpu, launch(ratio), launch(1.0)
+
+
+@pytest.mark.parametrize("ratio", [6.0, 0.5])
+def test_sampling_stops_once_the_points_are_settled(ratio):
+    """A kernel six times slower than the instructor's gets no points however precise its ratio:
+    sampling stops after the minimum rounds once the interval lies above the no-points ratio (or
+    below the full-points ratio), instead of running on to 1 % precision."""
+    from autograder import timing
+
+    gpu, a, b = _noisy_pair(ratio)
+    settled = timing.time_pair(gpu, a, b, lambda: None, min_rounds=10, max_rounds=200,
+                               budget_s=60, warmup=0, thresholds=(1.25, 2.0))
+    assert len(settled["a_ms"]) == 10
+    gpu, a, b = _noisy_pair(ratio)
+    precise = timing.time_pair(gpu, a, b, lambda: None, min_rounds=10, max_rounds=200,
+                               budget_s=60, warmup=0)
+    assert len(precise["a_ms"]) > 10
+    for run in (settled, precise):
+        points, _, _ = timing.verdict(run["a_ms"], run["b_ms"], 1.25, 2.0, 25.0)
+        assert points == (0.0 if ratio > 2 else 25.0)
+
+
+def test_a_ratio_between_the_thresholds_is_sampled_to_full_precision():
+    from autograder import timing
+
+    gpu, a, b = _noisy_pair(1.6)
+    run = timing.time_pair(gpu, a, b, lambda: None, min_rounds=10, max_rounds=200, budget_s=60,
+                           warmup=0, thresholds=(1.25, 2.0))
+    stats = timing.ratio_stats(run["a_ms"], run["b_ms"])
+    assert len(run["a_ms"]) > 10 and (stats.rse < 0.01 or len(run["a_ms"]) == 200)
+    assert not timing.settled(stats, (1.25, 2.0))

@@ -120,7 +120,9 @@ class Timing:
     ``params``: the size (chosen so the instructor kernel runs ≥ 1 ms on an H100/H200);
     full points at ``ratio <= full_ratio`` (student time / instructor time), none above
     ``zero_ratio``, linear in between. Sampling (see :mod:`autograder.timing`) takes at least
-    ``min_rounds`` rounds and stops at 1 % relative standard error or after ``budget_s`` seconds.
+    ``min_rounds`` rounds and stops at 1 % relative standard error, once the ratio's 95 %
+    interval is wholly at or below ``full_ratio`` or at or above ``zero_ratio`` (the points are
+    settled), or after ``budget_s`` seconds.
     ``work(params) -> (amount, unit)`` says what one launch does, for the report's achieved
     throughput: (GFLOP, ``"GFLOP/s"``) for a compute-bound kernel, (GB moved to and from DRAM,
     ``"GB/s"``) for a memory-bound one; None: not shown.
