@@ -86,11 +86,32 @@ def _replace_strings(value, swaps: list[tuple[str, str]]):
     return value
 
 
-def local_cluster(backend: str, workers: int | None, workers_per_gpu: int = 1):
+def _cores() -> int:
+    """The cores this process may run on."""
+    return (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+            else os.cpu_count()) or 1
+
+
+#: The most workers a GPU gets by default.
+MAX_WORKERS_PER_GPU = 12
+
+
+def default_workers_per_gpu(gpus: int, cores: int) -> int:
+    """Workers per GPU when none is asked for: three for every four of the host's cores, shared
+    among its ``gpus``, at most :data:`MAX_WORKERS_PER_GPU` and at least 1. Measured on an H200
+    with 16 cores, a class of 300 ``tiled_matmul`` submissions without the sanitizer: 8 workers
+    158 per minute, 12 workers 201, 16 workers 189 (2026-11-23,
+    ``benchmarks/results/2026-11-23_H200_session5.md``): a grading's children are CPU work
+    (starting Python, importing Numba, compiling) beside short GPU work."""
+    return max(1, min(MAX_WORKERS_PER_GPU, (3 * cores) // (4 * max(1, gpus))))
+
+
+def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None = None):
     """A local Dask cluster: ``workers_per_gpu`` workers per GPU (pinned with
-    ``CUDA_VISIBLE_DEVICES``; ``workers`` caps the GPUs used) on ``gpu``, else ``workers`` CPU
-    workers (default and most: the cores this process may run on). Workers sharing a GPU
-    take turns for timing (:mod:`autograder.gpulock`)."""
+    ``CUDA_VISIBLE_DEVICES``; ``workers`` caps the GPUs used; None:
+    :func:`default_workers_per_gpu`) on ``gpu``, else ``workers`` CPU workers (default and
+    most: the cores this process may run on). Workers sharing a GPU take turns for timing
+    (:mod:`autograder.gpulock`)."""
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # workers inherit it
     from distributed import Nanny, Scheduler, SpecCluster
 
@@ -98,17 +119,17 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int = 1):
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ids = visible.split(",") if visible else [str(i) for i in range(max(1, gpu_count() or 0))]
         ids = ids[: workers or len(ids)]
+        per_gpu = workers_per_gpu or default_workers_per_gpu(len(ids), _cores())
         specs = {f"gpu{i}-{j}": {"cls": Nanny, "options": {
                      "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gid}}}
-                 for i, gid in enumerate(ids) for j in range(max(1, workers_per_gpu))}
+                 for i, gid in enumerate(ids) for j in range(max(1, per_gpu))}
     else:
         # A simulator grading keeps about one core busy (its run child: the simulator's
         # threads share one interpreter lock; the compile child beside it is brief), and its
         # deadlines count CPU time. One worker per core keeps every core busy while each child
         # still gets about half a core or more, far inside the children's wall-time backstops
         # (Limits.wall_factor); more would only queue children for the CPU, so it is the cap.
-        cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                 else os.cpu_count()) or 1
+        cores = _cores()
         n = min(workers or cores, cores)
         specs = {f"cpu{i}": {"cls": Nanny, "options": {"nthreads": 1}} for i in range(n)}
     return SpecCluster(workers=specs, scheduler={"cls": Scheduler,
@@ -118,7 +139,7 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int = 1):
 
 def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
               device: str = "auto", workers: int | None = None, scheduler: str | None = None,
-              seed: int | None = None, progress: bool = True, workers_per_gpu: int = 1,
+              seed: int | None = None, progress: bool = True, workers_per_gpu: int | None = None,
               sanitize: bool = True) -> tuple[ResultStore, list[str]]:
     """Grade every submission under ``root`` not yet in ``db``; returns (the store, the keys
     the grader itself failed on, each ``"key: why"``). Raises ``ValueError`` for a bad folder,

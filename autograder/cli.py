@@ -211,8 +211,10 @@ def batch(
                    "Its workers get each submission's source, not its path (no shared "
                    "filesystem needed); give --device gpu or sim. See docs/batch.md."),
     seed: Optional[int] = typer.Option(None, help="The batch's secret seed (first run only)."),
-    workers_per_gpu: int = typer.Option(1, help="Workers sharing each GPU (timing runs still "
-                                                "have the GPU alone)."),
+    workers_per_gpu: Optional[int] = typer.Option(
+        None, min=1, help="Workers sharing each GPU (timing runs still have the GPU alone; "
+                          "default: 3 per 4 cores of this host, shared among its GPUs, at "
+                          "most 12)."),
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write one HTML report per "
                                                              "submission and an index.html "

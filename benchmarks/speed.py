@@ -21,7 +21,7 @@ Measured, each as a user runs it (fresh processes, the ``autograder`` command li
 Usage (from the repository root; on the device machine through ``benchmarks/gpu_checks.sh``'s
 ``speed`` step)::
 
-    python benchmarks/speed.py --device gpu [--runs 5] [--class-n 300] [--workers-per-gpu 4]
+    python benchmarks/speed.py --device gpu [--runs 5] [--class-n 300] [--workers-per-gpu N]
     python benchmarks/speed.py --device sim --runs 3 --class-n 4    # here, small
     [--steps floor,grade,solutions,class] [--out FILE.json] [--keep-class-db DIR]
 
@@ -176,7 +176,7 @@ def solutions(backend: str, report: dict) -> None:
         report["errors"].append(f"solutions: rc {r['rc']}: {r['stderr'][-500:]}")
 
 
-def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
+def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int | None,
            sanitize: bool, keep: str | None = None) -> dict:
     """One ``autograder batch`` of ``n`` submissions, a fresh store and preflight cache. The
     store is copied into the folder ``keep`` when given (a score to look into later)."""
@@ -192,7 +192,8 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
                     "--seed", "1"] + ([] if sanitize else ["--no-sanitize"])
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
-            cmd += ["--workers-per-gpu", str(workers_per_gpu)]
+            if workers_per_gpu:  # else batch's default for this host
+                cmd += ["--workers-per-gpu", str(workers_per_gpu)]
         r = _run(cmd, env)
         rows = ResultStore(db).rows() if db.exists() else []
         if keep and db.exists():
@@ -203,11 +204,12 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int,
         scores[f"{row['score']:g}"] = scores.get(f"{row['score']:g}", 0) + 1
     return {"wall_s": r["wall_s"], "rc": r["rc"], "stored": len(rows), "n": n,
             "per_minute": round(len(rows) / r["wall_s"] * 60, 1) if r["wall_s"] else None,
-            "gpus": len(gpus) if gpus else 0, "workers_per_gpu": workers_per_gpu if gpus else None,
+            "gpus": len(gpus) if gpus else 0,
+            "workers_per_gpu": (workers_per_gpu or "default") if gpus else None,
             "sanitize": sanitize, "scores": scores, "stderr_tail": r["stderr"][-800:]}
 
 
-def batch(backend: str, n: int, workers_per_gpu: int, sanitize: bool, report: dict,
+def batch(backend: str, n: int, workers_per_gpu: int | None, sanitize: bool, report: dict,
           keep: str | None = None) -> None:
     """A class on one GPU and, when two are visible, on two (or on the simulator's cores)."""
     if backend == "sim":
@@ -301,7 +303,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, help="gradings per configuration (5 on a GPU, 3 on "
                                              "the simulator)")
     ap.add_argument("--class-n", type=int, help="class size (300 on a GPU, 4 on the simulator)")
-    ap.add_argument("--workers-per-gpu", type=int, default=4)
+    ap.add_argument("--workers-per-gpu", type=int,
+                    help="batch's --workers-per-gpu (default: batch's own default)")
     ap.add_argument("--class-sanitize", action="store_true",
                     help="run the class with the sanitizer (default: --no-sanitize)")
     ap.add_argument("--steps", help="comma-separated: floor, grade, solutions, class (default: "
