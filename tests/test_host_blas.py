@@ -84,3 +84,15 @@ def test_the_command_line_sets_one_blas_thread_before_numpy_loads():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env=env, check=True)
     assert out.stdout.split() == ["1", "True"]
+
+
+def test_gpu_children_get_one_hardware_queue_unless_the_host_says_otherwise(monkeypatch):
+    """A GPU child's CUDA context gets one work queue (cheaper to create; the children use one
+    stream), the simulator's none of it, and an explicit setting of the host is kept."""
+    from autograder import sandbox
+
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    assert sandbox.child_env("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in sandbox.child_env("sim")
+    monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
+    assert sandbox.child_env("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "4"
