@@ -5,12 +5,12 @@ import subprocess
 import sys
 
 SCENARIO = r"""
-import subprocess, sys, threading
+import subprocess, sys, threading, time
 import numpy as np
 if sys.argv[1] == "grader":
     from autograder.host_blas import single_threaded_blas
     single_threaded_blas()
-SPAWNS = 400
+PRODUCTS, SECONDS = 20, 60
 done = {"products": 0, "spawned": 0}
 finished = threading.Event()
 
@@ -20,9 +20,11 @@ def products():
     while not finished.is_set():
         A @ B
         done["products"] += 1
+        if done["products"] >= PRODUCTS:
+            finished.set()
 
 def spawn():  # as the sandbox starts children: a preexec_fn, so subprocess forks
-    for _ in range(SPAWNS // 4):
+    while not finished.is_set():
         subprocess.run(["true"], preexec_fn=lambda: None)
         done["spawned"] += 1
 
@@ -30,21 +32,24 @@ workers = [threading.Thread(target=products, daemon=True) for _ in range(4)]
 spawners = [threading.Thread(target=spawn) for _ in range(4)]
 for t in workers + spawners:
     t.start()
+finished.wait(SECONDS)
+finished.set()
 for t in spawners:
     t.join()
-finished.set()
 print(done["products"], done["spawned"])
 """
 
 
 def test_references_keep_going_while_children_are_forked():
+    """Four threads multiply reference-sized matrices while four others start children
+    without pause: the products reach 20 within 60 s. (With OpenBLAS's own thread pool, none
+    finished in 40 s in this project's measurements on 2 cores.)"""
     out = subprocess.run([sys.executable, "-c", SCENARIO, "grader"], capture_output=True,
                          text=True, timeout=120)  # a stall: TimeoutExpired, a failure
     assert out.returncode == 0, out.stderr
     products, spawned = map(int, out.stdout.split())
-    assert spawned == 400
-    # With OpenBLAS's own thread pool, none finished in this project's measurements (2 cores).
-    assert products >= 10, (products, spawned)
+    assert products >= 20, (products, spawned)
+    assert spawned >= 20, (products, spawned)  # the children were started meanwhile
 
 
 def test_the_grader_limits_blas_to_one_thread_before_grading(tmp_path):
