@@ -147,33 +147,43 @@ def test_prepare_compiles_what_every_case_launches(monkeypatch, fake_device, nam
         assert seen == [("compile", prepared), ("launch", prepared)], case.spec.label
 
 
+_TYPES_PROBE = r"""
+import importlib.util, sys
+from types import SimpleNamespace
+from numba import cuda
+from numba.cuda import dispatcher
+from autograder import exercises
+
+name = sys.argv[1]
+# Device functions called from a kernel ask for the GPU's compute capability: an H200's.
+dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=(9, 0))
+shared = importlib.import_module("autograder.exercises.grid_barrier.driver")
+driver = importlib.import_module(f"autograder.exercises.{name}.driver")
+spec = importlib.util.spec_from_file_location("solution", exercises.solution_path(name))
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+barrier = getattr(module, exercises.get(name).contract.kernel)
+lock_free = name == "grid_barrier_lockfree"
+call = (driver._call_lock_free if lock_free else driver._call_lock_based)(barrier)
+ptx, _ = cuda.compile_ptx(shared.build(call).py_func, shared.launch_types(2 if lock_free else 1),
+                          cc=(9, 0))
+print(".entry" in ptx)
+"""
+
+
 @pytest.mark.parametrize("name", BARRIERS)
-def test_the_prepared_types_type_the_kernel_around_the_solution(monkeypatch, name):
+def test_the_prepared_types_type_the_kernel_around_the_solution(name):
     """The multi-phase kernel compiles to PTX (no GPU) for prepare's types with the instructor's
-    barrier: a type that did not fit the barrier's contract would fail here."""
-    from numba import cuda
-    from numba.cuda import dispatcher
+    barrier: a type that did not fit the barrier's contract would fail here. In a fresh
+    interpreter: Numba's real CUDA target, whatever this process imported before."""
+    import subprocess
+    import sys
 
-    # Device functions called from a kernel ask for the GPU's compute capability: an H200's.
-    monkeypatch.setattr(dispatcher, "get_current_device",
-                        lambda: SimpleNamespace(compute_capability=(9, 0)))
-
-    shared = importlib.import_module(SHARED)
-    module = _load(exercises.solution_path(name), name)
-    barrier = getattr(module, exercises.get(name).contract.kernel)
-    call = (_driver(name)._call_lock_free if name == "grid_barrier_lockfree"
-            else _driver(name)._call_lock_based)(barrier)
-    ptx, _ = cuda.compile_ptx(shared.build(call).py_func,
-                              shared.launch_types(2 if name == "grid_barrier_lockfree" else 1),
-                              cc=(9, 0))
-    assert ".entry" in ptx
-
-
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(f"kernelgrade_test_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = subprocess.run([sys.executable, "-c", _TYPES_PROBE, name], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "True"
 
 
 # --- the harness: prepare runs before ``ready`` and the first ``start`` ---------------------------
