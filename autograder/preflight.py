@@ -54,14 +54,13 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
-from .cache_folder import CACHE_ENV, CACHE_SWITCH_ENV, cache_dir
+from .cache_folder import CACHE_ENV, CACHE_MAX_AGE_S, CACHE_SWITCH_ENV, cache_dir
 from .environment import PACKAGES, package_facts
 from .errors import GraderSetupError
 
 PREFLIGHT_SEED = 20261122  # fixed: a failing preflight can be replayed as is
 # The preflight cache (see the module's docstring).
 CACHE_FORMAT = 1
-CACHE_MAX_AGE_S = 30 * 24 * 3600  # entries older than this are removed when one is written
 # Environment variables the children inherit that could change a verdict (by prefix).
 _ENV_PREFIXES = ("NUMBA_", "CUDA_", "LD_", "PYTHON", "NVIDIA_", "KERNELGRADE_")
 _ENV_IGNORED = (CACHE_ENV, CACHE_SWITCH_ENV, "KERNELGRADE_TEST_DEVICE")

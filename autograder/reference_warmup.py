@@ -10,17 +10,23 @@ the timing's inputs and kernels exactly as that child does
 runs no kernel. It is not sandboxed, which is why it may write the cache and a child may not.
 The preflight (:mod:`autograder.preflight`) runs it on a GPU beside its grading of the solution,
 so it runs once per host and code version, like the preflight. A warm-up that fails is logged
-and costs nothing else: the children compile as they did without a cache.
+and costs nothing else: the children compile as they did without a cache. Each warm-up also
+removes the folders of solutions no warm-up has used for 30 days (:func:`prune_unused`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from . import kernel_cache
+from .cache_folder import CACHE_MAX_AGE_S
 
 #: Seconds the warm-up may take (it compiles three to four kernels: about 1-2 s on an H200).
 WARMUP_TIMEOUT_S = 180.0
@@ -45,8 +51,10 @@ def warm(exercise) -> str | None:
         return _failed(exercise.name, "kernelgrade's cache is turned off")
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+        os.utime(folder)  # in use: kept by prune_unused
     except OSError as exc:
         return _failed(exercise.name, f"cannot make {folder}: {exc}")
+    prune_unused(folder.parent)
     env = sandbox.child_env("gpu")
     env[kernel_cache.CACHE_ENV] = str(folder)
     env[kernel_cache.WRITE_ENV] = "1"
@@ -63,6 +71,19 @@ def warm(exercise) -> str | None:
     return None
 
 
+def prune_unused(kernels: Path) -> None:
+    """Remove the folders of ``kernels`` (one per instructor solution) that no warm-up has
+    used for :data:`~autograder.cache_folder.CACHE_MAX_AGE_S` (an older solution's). A child
+    reading one while it goes loses only its cache: it compiles instead."""
+    cutoff = time.time() - CACHE_MAX_AGE_S
+    try:
+        old = [d for d in kernels.iterdir() if d.is_dir() and d.stat().st_mtime < cutoff]
+    except OSError:
+        return
+    for folder in old:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _failed(name: str, why: str) -> str:
     log.info("warm-up of %s not done (its children compile its kernels): %s", name, why)
     return why
@@ -71,7 +92,6 @@ def _failed(name: str, why: str) -> str:
 def compile_timing_kernels(name: str) -> list:
     """In the warm-up process: compile (and, with :data:`kernel_cache.WRITE_ENV`, save) the
     timing kernels of exercise ``name``; returns :data:`kernel_cache.events`."""
-    import os
     import warnings
 
     from . import exercises, plan

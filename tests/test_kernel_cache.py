@@ -5,6 +5,7 @@ timed child on a GPU finds the instructor's kernel in the cache (``instructor_ca
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -213,3 +214,28 @@ def test_the_early_driver_start_is_harmless_without_a_driver(tmp_path):
                          timeout=60, cwd=str(Path(child_device.__file__).parents[1]))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ended" and out.stderr == ""
+
+
+def test_the_warm_up_removes_folders_no_warm_up_used_for_a_month(tmp_path, monkeypatch):
+    """One folder per instructor solution: an edited solution's old folder goes once no warm-up
+    has used it for CACHE_MAX_AGE_S; the folder in use is touched by each warm-up, so it stays."""
+    import time
+
+    from autograder.cache_folder import CACHE_MAX_AGE_S
+
+    monkeypatch.setenv(preflight.CACHE_ENV, str(tmp_path))
+    ours = kernel_cache.host_folder(solution_path(get("tiled_matmul")).read_text())
+    stale, recent = ours.parent / "stale", ours.parent / "recent"
+    for folder in (ours, stale, recent):
+        folder.mkdir(parents=True)
+        (folder / f"k{kernel_cache.SUFFIX}").write_bytes(b"compiled")
+    month_ago = time.time() - CACHE_MAX_AGE_S - 3600
+    for folder in (ours, stale):
+        os.utime(folder, (month_ago, month_ago))
+    failing = tmp_path / "python"
+    failing.write_text("#!/bin/sh\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(reference_warmup.sys, "executable", str(failing))
+    reference_warmup.warm(get("tiled_matmul"))  # fails to compile; prunes all the same
+    assert sorted(p.name for p in ours.parent.iterdir()) == sorted([ours.name, "recent"])
+    assert (ours / f"k{kernel_cache.SUFFIX}").exists()
