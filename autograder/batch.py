@@ -19,7 +19,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from . import preflight
+from . import devices, preflight
 from .discovery import Submission, discover
 from .errors import GraderSetupError
 from .grader import gpu_count
@@ -94,16 +94,24 @@ def _cores() -> int:
 
 #: The most workers a GPU gets by default.
 MAX_WORKERS_PER_GPU = 12
+#: GPU memory a worker may need at once: a CUDA context (about 0.5 GiB) and the largest
+#: timing's inputs and outputs (``transpose``: 3.2 GB), allocated before the timing waits for
+#: the GPU alone.
+GPU_BYTES_PER_WORKER = 4 << 30
 
 
-def default_workers_per_gpu(gpus: int, cores: int) -> int:
+def default_workers_per_gpu(gpus: int, cores: int, gpu_bytes: int | None = None) -> int:
     """Workers per GPU when none is asked for: three for every four of the host's cores, shared
-    among its ``gpus``, at most :data:`MAX_WORKERS_PER_GPU` and at least 1. Measured on an H200
-    with 16 cores, a class of 300 ``tiled_matmul`` submissions without the sanitizer: 8 workers
-    158 per minute, 12 workers 201, 16 workers 189 (2026-11-23,
-    ``benchmarks/results/2026-11-23_H200_session5.md``): a grading's children are CPU work
-    (starting Python, importing Numba, compiling) beside short GPU work."""
-    return max(1, min(MAX_WORKERS_PER_GPU, (3 * cores) // (4 * max(1, gpus))))
+    among its ``gpus``, at most :data:`MAX_WORKERS_PER_GPU`, at most one per
+    :data:`GPU_BYTES_PER_WORKER` of ``gpu_bytes`` (the smallest GPU's memory, when known) and
+    at least 1. Measured on an H200 with 16 cores, a class of 300 ``tiled_matmul`` submissions
+    without the sanitizer: 8 workers 158 per minute, 12 workers 201, 16 workers 189
+    (2026-11-23, ``benchmarks/results/2026-11-23_H200_session5.md``): a grading's children are
+    CPU work (starting Python, importing Numba, compiling) beside short GPU work."""
+    n = min(MAX_WORKERS_PER_GPU, (3 * cores) // (4 * max(1, gpus)))
+    if gpu_bytes:
+        n = min(n, gpu_bytes // GPU_BYTES_PER_WORKER)
+    return max(1, n)
 
 
 def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None = None):
@@ -119,7 +127,8 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ids = visible.split(",") if visible else [str(i) for i in range(max(1, gpu_count() or 0))]
         ids = ids[: workers or len(ids)]
-        per_gpu = workers_per_gpu or default_workers_per_gpu(len(ids), _cores())
+        per_gpu = workers_per_gpu or default_workers_per_gpu(
+            len(ids), _cores(), devices.smallest_gpu_memory_bytes())
         specs = {f"gpu{i}-{j}": {"cls": Nanny, "options": {
                      "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gid}}}
                  for i, gid in enumerate(ids) for j in range(max(1, per_gpu))}

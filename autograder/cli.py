@@ -214,7 +214,7 @@ def batch(
     workers_per_gpu: Optional[int] = typer.Option(
         None, min=1, help="Workers sharing each GPU (timing runs still have the GPU alone; "
                           "default: 3 per 4 cores of this host, shared among its GPUs, at "
-                          "most 12)."),
+                          "most 12, and one per 4 GiB of the smallest GPU's memory)."),
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write one HTML report per "
                                                              "submission and an index.html "

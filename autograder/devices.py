@@ -35,6 +35,21 @@ def gpu_count() -> int | None:
     return sum(1 for ln in out.stdout.splitlines() if ln.startswith("GPU "))
 
 
+def smallest_gpu_memory_bytes() -> int | None:
+    """The total memory of the smallest GPU ``nvidia-smi`` lists, in bytes; None without an
+    answer. No CUDA context is created here."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20)
+        mib = [int(ln.strip()) for ln in out.stdout.splitlines() if ln.strip()]
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    return min(mib) << 20 if out.returncode == 0 and mib else None
+
+
 def no_gpu_reason() -> str | None:
     """Why no NVIDIA GPU is visible here (one short phrase), or None when one is (checked
     without creating a CUDA context here)."""

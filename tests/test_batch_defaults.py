@@ -18,6 +18,25 @@ from autograder import batch
 ])
 def test_workers_per_gpu_follow_the_cores(gpus, cores, expected):
     assert batch.default_workers_per_gpu(gpus, cores) == expected
+    assert batch.default_workers_per_gpu(gpus, cores, 141 << 30) == expected  # an H200
+
+
+@pytest.mark.parametrize("gib, expected", [(80, 12), (40, 10), (24, 6), (16, 4), (2, 1)])
+def test_a_smaller_gpu_gets_fewer_workers(gib, expected):
+    """Each worker may hold a CUDA context and a timing's inputs (up to 3.2 GB) at once."""
+    assert batch.default_workers_per_gpu(1, 16, gib << 30) == expected
+
+
+def test_the_gpu_memory_comes_from_nvidia_smi(monkeypatch, tmp_path):
+    from autograder import devices
+
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 143771\necho 81559\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{__import__('os').environ['PATH']}")
+    assert devices.smallest_gpu_memory_bytes() == 81559 << 20
+    smi.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed'\nexit 9\n")
+    assert devices.smallest_gpu_memory_bytes() is None
 
 
 def test_the_command_line_leaves_the_choice_to_the_batch_by_default():
