@@ -86,7 +86,7 @@ def fake_device(monkeypatch):
     typing of device arrays are the real ones; no CUDA context is needed."""
     from numba import config, cuda
 
-    if config.ENABLE_CUDASIM:
+    if config.ENABLE_CUDASIM:  # run again in a fresh interpreter: test_in_a_fresh_interpreter
         pytest.skip("needs numba-cuda's real device arrays (NUMBA_ENABLE_CUDASIM is set)")
     from numba.cuda.cudadrv import devicearray, devices
 
@@ -145,6 +145,23 @@ def test_prepare_compiles_what_every_case_launches(monkeypatch, fake_device, nam
         driver.drive(barrier, views, request.params, {})
         # the occupancy query compiles for the launch's types, then the launch: both prepared
         assert seen == [("compile", prepared), ("launch", prepared)], case.spec.label
+
+
+def test_in_a_fresh_interpreter():
+    """The tests that need numba-cuda's real target (``fake_device``) skip themselves in a
+    pytest process that imported Numba as the simulator (a full, parallel run may): here they
+    run in a fresh one, whatever this process imported."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-p", "no:xdist", "-rs", f"{__file__}::"
+                          "test_prepare_compiles_what_every_case_launches"],
+                         capture_output=True, text=True, env=env, timeout=600,
+                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert "skipped" not in out.stdout and f"{len(BARRIERS)} passed" in out.stdout, out.stdout
 
 
 _TYPES_PROBE = r"""
