@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import types
 
-from . import kernel_cache
 from .kernel_cache import solution_identity
 from .protocol import TimingRequest
 from .shapes import evaluate as launch_shape
@@ -77,7 +76,7 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     timing_mod.compiled_for(kernel, arg_sets[0])
     text = timing.solution_source
     identity = solution_identity(text, contract["kernel"], consts) if text is not None else None
-    timing_mod.compiled_for(reference, arg_sets[0], identity)
+    cached = timing_mod.compiled_for(reference, arg_sets[0], identity)
     return {
         "reference": reference,
         "arg_sets": arg_sets,
@@ -89,7 +88,7 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
         "budget_s": timing.budget_s,
         "thresholds": (None if timing.full_ratio is None or timing.zero_ratio is None
                        else (timing.full_ratio, timing.zero_ratio)),
-        "instructor_cached": (identity, "loaded") in kernel_cache.events,
+        "instructor_cached": cached,
     }
 
 

@@ -92,14 +92,18 @@ def solution_identity(text: str, kernel: str, consts: dict) -> str:
 def entry_key(identity: str, argtypes: tuple, targetoptions: dict, cc: tuple) -> str:
     """The entry's name (hex SHA-256) for a kernel of ``identity`` compiled for ``argtypes``
     (Numba types) with ``targetoptions`` on a GPU of compute capability ``cc``."""
-    import importlib
-
-    versions = {name: getattr(importlib.import_module(name), "__version__", None)
-                for name in ("numpy", "numba", "numba_cuda", "llvmlite")}
     parts = [FORMAT, identity, [str(t) for t in argtypes],
-             sorted((k, repr(v)) for k, v in targetoptions.items()), list(cc), versions,
+             sorted((k, repr(v)) for k, v in targetoptions.items()), list(cc), _versions(),
              sys.version]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+@functools.cache
+def _versions() -> dict:
+    import importlib
+
+    return {name: getattr(importlib.import_module(name), "__version__", None)
+            for name in ("numpy", "numba", "numba_cuda", "llvmlite")}
 
 
 def _argtypes(args) -> tuple:
@@ -158,19 +162,22 @@ def save(compiled, key: str) -> bool:
     return True
 
 
-def compile_for(kernel, args, identity: str | None) -> None:
+def compile_for(kernel, args, identity: str | None) -> str:
     """Have ``kernel`` (a Numba CUDA dispatcher) compiled for ``args`` (its launch's arguments)
     before its first launch: from the cache when ``identity`` (see :func:`module_identity`,
     :func:`solution_identity`) has an entry for these argument types, options and GPU, else
-    compiled here (and saved, in the warm-up). Raises what Numba's ``compile`` raises."""
+    compiled here (and saved, in the warm-up). Returns what it did: ``"loaded"``,
+    ``"compiled"`` (and saved) or ``"compiled, not cached"``, also kept in :data:`events` with
+    ``identity`` when there is one. Raises what Numba's ``compile`` raises."""
     argtypes = _argtypes(args)
     if identity is None or folder() is None:
         kernel.compile(argtypes)
-        return
+        return "compiled, not cached"
     key = entry_key(identity, argtypes, dict(getattr(kernel, "targetoptions", {})), _cc())
     if load(kernel, argtypes, key):
-        events.append((identity, "loaded"))
-        return
-    compiled = kernel.compile(argtypes)
-    saved = writing() and save(compiled, key)
-    events.append((identity, "compiled" if saved else "compiled, not cached"))
+        outcome = "loaded"
+    else:
+        compiled = kernel.compile(argtypes)
+        outcome = "compiled" if writing() and save(compiled, key) else "compiled, not cached"
+    events.append((identity, outcome))
+    return outcome

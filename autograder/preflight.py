@@ -35,8 +35,9 @@ an entry that cannot be read, parsed or does not match its key is ignored (and r
 next pass). Processes that miss the same key at once take turns (a file lock), so a batch's
 workers grade the solution once per machine, not once each. On a GPU the same miss also fills
 the host's cache of compiled timing kernels (:mod:`autograder.reference_warmup`), beside the
-solution's grading. ``KERNELGRADE_PREFLIGHT_CACHE=off`` turns both caches off. The cache can only skip this check, never change a grade: every child
-still compares its packages with the grader's (above) on every grading.
+solution's grading. ``KERNELGRADE_PREFLIGHT_CACHE=off`` turns both caches off. The cache can
+only skip this check, never change a grade: every child still compares its packages with the
+grader's (above) on every grading.
 """
 
 from __future__ import annotations

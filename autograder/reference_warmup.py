@@ -44,7 +44,7 @@ def warm(exercise) -> str | None:
         return None
     try:
         text = exercises.solution_path(exercise).read_text(encoding="utf-8")
-    except (OSError, FileNotFoundError) as exc:
+    except OSError as exc:  # FileNotFoundError: not installed here
         return _failed(exercise.name, f"no solution: {exc}")
     folder = kernel_cache.host_folder(text)
     if folder is None:
@@ -92,14 +92,10 @@ def _failed(name: str, why: str) -> str:
 def compile_timing_kernels(name: str) -> list:
     """In the warm-up process: compile (and, with :data:`kernel_cache.WRITE_ENV`, save) the
     timing kernels of exercise ``name``; returns :data:`kernel_cache.events`."""
-    import warnings
+    from numba import cuda
 
     from . import exercises, plan
     from .child_timing import import_solution, prepare_timing
-
-    os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
-    warnings.filterwarnings("ignore", message=".*under-utilization.*")
-    from numba import cuda
 
     exercise = exercises.get(name)
     timing = plan.timing_request(exercise)

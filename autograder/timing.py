@@ -6,8 +6,9 @@ the L2 size); inputs rotated over several copies so no sample starts from data a
 cache; student and instructor launches alternate, the order flipping each round; sampling stops
 once the ratio's relative standard error is under ``target_rse`` (after ``min_rounds``), once
 the ratio's 95 % interval lies wholly at or below the full-points ratio or at or above the
-no-points ratio (more rounds could not change the points), or when the time budget runs out. The verdict is on the geometric mean of the per-round ratios
-(student / instructor), with its 95 % confidence interval in the message.
+no-points ratio (more rounds could not change the points), or when the time budget runs out.
+The verdict is on the geometric mean of the per-round ratios (student / instructor), with its
+95 % confidence interval in the message.
 
 Before the student's kernel counts, the instructor's is timed against itself: if that ratio is
 off by more than ``SELF_CHECK_TOLERANCE`` (a throttled or shared GPU), timing tests are reported
@@ -27,19 +28,19 @@ from dataclasses import dataclass
 SELF_CHECK_TOLERANCE = 0.05
 
 
-def compiled_for(kernel, args, identity: str | None = None) -> None:
+def compiled_for(kernel, args, identity: str | None = None) -> bool:
     """Compile ``kernel`` (a Numba CUDA dispatcher) for ``args`` now, without launching it, so
     that its first launch finds it compiled (the JIT, CPU work, stays outside the GPU lock's
     holds: :mod:`autograder.gpulock`). With ``identity`` (a kernel the grader trusts), from the
     host's cache of compiled kernels when it has it (:mod:`autograder.kernel_cache`). A kernel
     that cannot be compiled that way (one given fixed signatures) is left as it is: its launch
-    compiles or fails as before."""
+    compiles or fails as before. True when it came from the cache."""
     from .kernel_cache import compile_for
 
     try:
-        compile_for(kernel, args, identity)
+        return compile_for(kernel, args, identity) == "loaded"
     except Exception:  # noqa: BLE001 - the launch reports a real problem
-        pass
+        return False
 
 
 def _own(name: str) -> str:
