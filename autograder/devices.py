@@ -9,11 +9,8 @@ import shutil
 import subprocess
 
 from .errors import GraderSetupError
+from .gpu_nodes import DRIVER_GPUS
 from .sandbox import Limits
-
-
-#: Where the NVIDIA driver lists its GPUs, one folder per PCI device (no subprocess needed).
-DRIVER_GPUS = "/proc/driver/nvidia/gpus"
 
 
 def gpu_count() -> int | None:

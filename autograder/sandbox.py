@@ -60,7 +60,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import kernel_cache
+from . import gpu_nodes, kernel_cache
 from .channel import ChannelError, read_record
 from .reaper import proc_stats
 from .errors import GraderSetupError
@@ -366,11 +366,6 @@ def _python_dirs() -> list[Path]:
     return out
 
 
-def gpu_device_nodes() -> list[str]:
-    """``/dev/nvidia*`` nodes (and their ``nvidia-caps`` folder) present on this machine."""
-    return sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/renderD*"))
-
-
 def _library_dirs() -> list[Path]:
     """Where the CUDA toolkit and driver libraries may live outside ``/usr``: ``CUDA_HOME`` and
     friends, ``LD_LIBRARY_PATH``, and the folders ``/etc/ld.so.conf.d`` lists."""
@@ -431,7 +426,7 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
         cmd += ["--bind", str(writable), str(writable)]
     cmd += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
     if gpu:
-        for node in gpu_device_nodes():
+        for node in gpu_nodes.device_nodes(gpu_nodes.child_gpu()):
             cmd += ["--dev-bind", node, node]
         cmd += ["--ro-bind", "/sys", "/sys"]
         for d in ("/proc/driver/nvidia",):
@@ -574,6 +569,9 @@ def child_env(backend: str) -> dict:
     if backend == "gpu":
         for key, value in GPU_CHILD_ENV.items():
             env.setdefault(key, value)  # the host's own setting, when it has one, wins
+        own = gpu_nodes.child_gpu()
+        if own is not None:  # the same GPU, named so that it is device 0 with only its node
+            env["CUDA_VISIBLE_DEVICES"] = own.uuid
     return env
 
 
@@ -656,7 +654,7 @@ def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
     harness = [*wrapper, sys.executable, "-P", "-m", "autograder.harness", str(wfd)]
     if use_bwrap:
         extra = ((Path(wrapper[0]).resolve().parent,) if wrapper else ()) + tuple(read_only)
-        return _bwrap_command(workdir, gpu=backend == "gpu" and bool(gpu_device_nodes()),
+        return _bwrap_command(workdir, gpu=backend == "gpu" and bool(gpu_nodes.device_nodes()),
                               extra_ro=extra, writable=writable) + ["--", *harness]
     return [sys.executable, "-S", str(REAPER), str(os.getpid()), *harness]
 

@@ -106,6 +106,18 @@ def _run(cmd: list[str], env: dict | None = None, timeout: float = 1800) -> dict
             "stderr": stderr}
 
 
+def _host_cpu() -> tuple[int, int]:
+    """This host's CPU clock ticks so far, busy (user, nice, system, irq, softirq) and idle
+    (idle, iowait), from ``/proc/stat``; (0, 0) where it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:8]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = ticks[3] + ticks[4]
+    return sum(ticks) - idle, idle
+
+
 def _p50(values: list[float]) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
@@ -195,7 +207,9 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int | 
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
             if workers_per_gpu:  # else batch's default for this host
                 cmd += ["--workers-per-gpu", str(workers_per_gpu)]
+        busy0, idle0 = _host_cpu()
         r = _run(cmd, env)
+        busy, idle = (a - b for a, b in zip(_host_cpu(), (busy0, idle0)))
         rows = ResultStore(db).rows() if db.exists() else []
         if keep and db.exists():
             Path(keep).mkdir(parents=True, exist_ok=True)
@@ -207,7 +221,11 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int | 
             "per_minute": round(len(rows) / r["wall_s"] * 60, 1) if r["wall_s"] else None,
             "gpus": len(gpus) if gpus else 0,
             "workers_per_gpu": (workers_per_gpu or "default") if gpus else None,
-            "sanitize": sanitize, "scores": scores, "stderr_tail": r["stderr"][-800:]}
+            "sanitize": sanitize, "scores": scores, "stderr_tail": r["stderr"][-800:],
+            # The whole host's CPU over the batch (its start-up and preflight included).
+            "host_busy_pct": round(100 * busy / (busy + idle), 1) if busy + idle else None,
+            "host_cpu_s_per_submission":
+                round(busy / os.sysconf("SC_CLK_TCK") / len(rows), 2) if rows else None}
 
 
 def batch(backend: str, n: int, workers_per_gpu: int | None, sanitize: bool, report: dict,

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                      "buffers", "ptx", "compare", "timing", "occupancy", "definitions",
                      "submission", "exercises", "exercises.*", "instrument", "instrument.*",
                      "gpulock", "reaper", "store", "sanitizer", "known_bad", "discovery",
-                     "environment", "host_blas", "cache_folder", "kernel_cache")),
+                     "environment", "host_blas", "cache_folder", "kernel_cache", "gpu_nodes")),
     ("child", ("harness", "child_*")),
     ("sandbox", ("sandbox",)),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "diagnostics", "hints",
