@@ -78,8 +78,9 @@ fi
 
 # 7. Grading speed (issue 13; benchmarks/speed.py): the fresh-Python floor, one grading with a
 #    cold and a warm preflight cache, with and without the sanitizer, `solutions`, and a class of
-#    SPEED_CLASS_N on one GPU and (when visible) two. Its markdown table is the output's end.
-run_check speed python3 benchmarks/speed.py --device gpu --runs "${SPEED_RUNS:-5}" --class-n "${SPEED_CLASS_N:-300}" --workers-per-gpu "${WORKERS_PER_GPU:-4}" --out "$OUT_DIR/speed.json"
+#    SPEED_CLASS_N on one GPU and (when visible) two, at batch's default workers per GPU unless
+#    WORKERS_PER_GPU is set. Its markdown table is the output's end.
+run_check speed python3 benchmarks/speed.py --device gpu --runs "${SPEED_RUNS:-5}" --class-n "${SPEED_CLASS_N:-300}" ${WORKERS_PER_GPU:+--workers-per-gpu "$WORKERS_PER_GPU"} --out "$OUT_DIR/speed.json"
 
 echo
 echo "| check | result |"
