@@ -240,14 +240,16 @@ def test_the_next_submission_in_the_same_process_sees_nothing(mode, traces):
 
 
 def test_the_next_submission_on_a_batch_worker_sees_nothing(mode, traces, tmp_path):
-    """Both graded by one Dask worker process, in turn (discovery order, one worker)."""
+    """Both graded by one Dask worker process, in turn (discovery order, one worker: on a GPU
+    one GPU and one worker on it, not the default several)."""
     from autograder.batch import run_batch
 
     leaves, spy, marker, sleep = traces
     solution = grade(SOLUTION, "occupancy", device=TEST_DEVICE, seed=7, preflight=False)
     watcher = _Watcher(sleep)
     store, failures = run_batch(leaves.parent, tmp_path / "class.sqlite", "occupancy",
-                                TEST_DEVICE, workers=1, progress=False, seed=7)
+                                TEST_DEVICE, workers=1, progress=False, seed=7,
+                                workers_per_gpu=1)
     assert watcher.done(), "the left-behind `sleep` never ran: the attack did not happen"
     assert failures == []
     rows = {r["student"]: r for r in store.rows()}
