@@ -22,7 +22,6 @@ from pathlib import Path
 from . import devices, preflight
 from .discovery import Submission, discover
 from .errors import GraderSetupError
-from .grader import gpu_count
 from .store import ResultStore
 
 
@@ -125,7 +124,7 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
 
     if backend == "gpu":
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        ids = visible.split(",") if visible else [str(i) for i in range(max(1, gpu_count() or 0))]
+        ids = visible.split(",") if visible else [str(i) for i in range(max(1, devices.gpu_count() or 0))]
         ids = ids[: workers or len(ids)]
         per_gpu = workers_per_gpu or default_workers_per_gpu(
             len(ids), _cores(), devices.smallest_gpu_memory_bytes())
@@ -171,10 +170,9 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     rerun)."""
     from distributed import Client, as_completed
 
-    from .grader import gpu_available, resolve_device
 
-    remote_gpu = scheduler is not None and device == "gpu" and not gpu_available()
-    backend = "gpu" if remote_gpu else resolve_device(device)
+    remote_gpu = scheduler is not None and device == "gpu" and not devices.gpu_available()
+    backend = "gpu" if remote_gpu else devices.resolve_device(device)
     subs = discover(root, exercise)
     store = ResultStore(db)
     batch_seed = store.batch_seed(seed)
