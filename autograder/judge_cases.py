@@ -119,6 +119,16 @@ def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dic
                     else "an endless loop, or a barrier some threads never reach?")
             who = "your function" if exercise.contract.functions else "the kernel"
             return Status.TIMEOUT, 0.0, f"{who} did not finish in time {run.timeout_text(loop)}"
+        if run.ended == "timeout" and run.last_started is None:
+            # Stopped after the import, before any test began: on a GPU, that is compiling.
+            if backend == "gpu" and not exercise.contract.functions:
+                return Status.TIMEOUT, 0.0, (
+                    "not run: your kernel was still being compiled when the grading process "
+                    "ran out of time " + run.timeout_text(
+                        "is it very long, or does it unroll a very long loop?"))
+            return Status.TIMEOUT, 0.0, ("not run: the grading process ran out of time before "
+                                         "the first test began " + run.timeout_text(
+                                             "does your code start something that never ends?"))
         if run.ended == "timeout":
             return Status.TIMEOUT, 0.0, "not run: an earlier test ran out of time"
         return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "

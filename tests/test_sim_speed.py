@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from autograder import children, exercises, grader, judge_cases, plan, self_check
+from autograder import children, exercises, grader, judge, judge_cases, plan, self_check
 from autograder.cli import app
 from autograder.judge_cases import passed_every_case as _passed_every_case
 from autograder.results import ExerciseResult
@@ -60,6 +60,24 @@ def test_passed_every_case_only_for_correct_outputs(tiled):
     _, malformed = _tiled_run(cases)
     malformed.records[1] = ({"type": "case", "id": cases[0].id}, {"C": "not an array"})
     assert not _passed_every_case(ex, source, malformed, cases)
+
+
+def test_a_compile_that_never_ends_is_named_in_every_case(tiled):
+    """Imported, then stopped by the total limit before the first case's start: on a GPU that
+    is the kernel's compile, which each case's message says (not "an earlier test")."""
+    ex, source, cases = tiled
+    run = ChildRun(records=[({"type": "imported", "constants": {"TILE_WIDTH": 16}}, {})],
+                   ended="timeout", last_started=None, timeout_reason="wall",
+                   timeout_after=90.0)
+    for backend, expected in (("gpu", "your kernel was still being compiled"),
+                              ("sim", "before the first test began")):
+        tests = judge.collect(ex, source, backend, cases, run, run, None, [])
+        correctness = [t for t in tests if t.kind.value == "correctness"]
+        assert len(correctness) == len(cases)
+        for t in correctness:
+            assert t.status.value == "timeout" and t.points == 0
+            assert expected in t.message and "(90 s)" in t.message, t.message
+            assert "earlier test" not in t.message
 
 
 # --- the graded child: cases, then the grader's verdict, then the timing ----------------------
