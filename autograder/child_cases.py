@@ -170,7 +170,7 @@ def driver_occupancies(cases: list) -> dict:
     """For each ``threads_per_block`` of the cases compared with the driver's occupancy
     calculator (``params["against_driver"]``): :func:`autograder.child_device.device_occupancy`'s
     (this GPU's limits, resident blocks per SM), or the exception it raised (its cases report
-    it). Each query compiles a small kernel: done here, before the cases start."""
+    it). The first query compiles a small kernel: done here, before the cases start."""
     answers: dict = {}
     for case in cases:
         threads = case.params.get("args", {}).get("threads_per_block")

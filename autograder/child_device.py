@@ -4,6 +4,7 @@ Imports Numba only inside functions called once the backend is chosen."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 from .environment import PACKAGES_ENV, package_facts, package_mismatch
@@ -69,14 +70,24 @@ def kernel_facts(kernel) -> dict | None:
 def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
     """This GPU's per-SM limits, as the occupancy exercise's arguments, and the driver's
     occupancy calculator's resident blocks per SM for a small kernel (few registers, no shared
-    memory) at ``threads_per_block``."""
-    import numpy as np
-    from numba import cuda, typeof
+    memory) at ``threads_per_block``. The kernel is compiled on the first call only."""
+    from numba import cuda
 
     dev = cuda.get_current_device()
     limits = {"max_threads_per_sm": int(dev.MAX_THREADS_PER_MULTIPROCESSOR),
               "max_blocks_per_sm": int(dev.MAX_BLOCKS_PER_MULTIPROCESSOR),
               "shared_bytes_per_sm": int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)}
+    blocks = cuda.current_context().get_active_blocks_per_multiprocessor(
+        _small_kernel()._codelibrary.get_cufunc(), threads_per_block, 0)
+    return limits, int(blocks)
+
+
+@functools.cache
+def _small_kernel():
+    """A small kernel (one int32 array argument), compiled once per process (a child has one
+    CUDA context), and kept, so that its module stays loaded."""
+    import numpy as np
+    from numba import cuda, typeof
 
     @cuda.jit
     def small(a):
@@ -84,10 +95,7 @@ def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
         if i < a.size:
             a[i] = i
 
-    compiled = small.compile((typeof(cuda.device_array(1, np.int32)),))
-    blocks = cuda.current_context().get_active_blocks_per_multiprocessor(
-        compiled._codelibrary.get_cufunc(), threads_per_block, 0)
-    return limits, int(blocks)
+    return small.compile((typeof(cuda.device_array(1, np.int32)),))
 
 
 def start_driver_early():
