@@ -66,9 +66,9 @@ def own_gpu(visible: str | None, order: str | None = None) -> DriverGpu | None:
     An entry ``GPU-…`` is a UUID (a unique prefix is enough, as for CUDA). A number is an index
     in CUDA's order: PCI bus order under ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (``order``), and under
     the default (fastest first) only where every GPU is the same model, when the two orders
-    agree. ``MIG-…``, an unset or empty value, an index past the end, or a GPU without its
-    ``/dev/nvidiaN``: None."""
-    first = (visible or "").split(",")[0].strip()
+    agree. Unset is index 0, as for CUDA. ``MIG-…``, an empty value (no GPU), an index past
+    the end, or a GPU without its ``/dev/nvidiaN``: None."""
+    first = ("0" if visible is None else visible).split(",")[0].strip()
     gpus = driver_gpus()
     if not first or not gpus:
         return None

@@ -22,8 +22,9 @@ Two ways to run the child, chosen once per grader process (:func:`sandbox_status
   ``HOME``); no network (``--unshare-net``); its own PID namespace (``--unshare-pid``: it cannot
   see or signal the grader, and every process it starts dies with it); no capabilities; and
   ``--die-with-parent``. The project's ``tests/``, ``examples/``, ``.git``, other users' files
-  and other submissions are simply not there. GPU device nodes (``/dev/nvidia*``) and ``/sys``
-  are passed through only where a GPU is present.
+  and other submissions are simply not there. GPU device nodes (``/dev/nvidia*``: the child's
+  own GPU's only, where :mod:`autograder.gpu_nodes` can name it) and ``/sys`` are passed
+  through only where a GPU is present.
 * **plain**: a child process under :mod:`autograder.reaper` (a subreaper that kills every
   descendant when the harness ends, and absorbs a kill aimed at the harness's parent), in its
   own session and process group. Every result graded this way carries the note

@@ -33,7 +33,8 @@ def _host(tmp_path, monkeypatch, models=("NVIDIA H200",) * 2, minors=None, nodes
 
 @pytest.mark.parametrize("visible, expected", [
     ("0", 0), ("1", 1), ("1,0", 1), (" 1 ", 1), ("GPU-bbbb", 1), ("GPU-aaaa0000-0000,GPU-b", 0),
-    ("2", None), ("", None), (None, None), ("MIG-abcd", None), ("GPU-zzzz", None),
+    (None, 0),  # unset: CUDA's device 0
+    ("2", None), ("", None), ("MIG-abcd", None), ("GPU-zzzz", None),
     ("GPU-", None),  # a prefix of both: not unique
 ])
 def test_own_gpu_follows_the_first_visible_entry(tmp_path, monkeypatch, visible, expected):
