@@ -124,7 +124,8 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
 
     if backend == "gpu":
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        ids = visible.split(",") if visible else [str(i) for i in range(max(1, devices.gpu_count() or 0))]
+        count = max(1, devices.gpu_count() or 0)
+        ids = visible.split(",") if visible else [str(i) for i in range(count)]
         ids = ids[: workers or len(ids)]
         per_gpu = workers_per_gpu or default_workers_per_gpu(
             len(ids), _cores(), devices.smallest_gpu_memory_bytes())
@@ -169,7 +170,6 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     cannot be reached. A file that cannot be read here is a failure (not stored, retried by a
     rerun)."""
     from distributed import Client, as_completed
-
 
     remote_gpu = scheduler is not None and device == "gpu" and not devices.gpu_available()
     backend = "gpu" if remote_gpu else devices.resolve_device(device)

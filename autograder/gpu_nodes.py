@@ -8,10 +8,11 @@ it sees. Elsewhere it is shown every node, as before.
 
 Why: with every node present, each process's ``cuInit`` attaches every GPU of the host, and the
 driver serialises that host-wide, so a second GPU added no grading throughput. Measured on two
-H200s (``nvidia-h200-x2``, 32 cores, 2026-11-23, ``benchmarks/results/2026-11-23_2xH200_session6.md``),
-144 processes inside bubblewrap, 24 at a time, half on each GPU: ``cuInit`` alone 16.3 per second
-with every node, 35.3 with its own; ``cuInit`` and a context 10.4 → 13.3 per second. It also keeps
-a submission off the GPUs it was not given.
+H200s (``nvidia-h200-x2``, 32 cores, 2026-11-23; see
+``benchmarks/results/2026-11-23_2xH200_session6.md``), 144 processes inside bubblewrap, 24 at a
+time, half on each GPU: ``cuInit`` alone 16.3 per second with every node, 35.3 with its own;
+``cuInit`` and a context 10.4 → 13.3 per second. It also keeps a submission off the GPUs it was
+not given.
 """
 
 from __future__ import annotations
