@@ -11,7 +11,7 @@ processes per second, phase medians (ms) and the host's CPU shares over the tria
 
 Usage (on the device, numba's wheels on PYTHONPATH, ``bwrap`` on PATH for ``wrap``)::
 
-    python3 benchmarks/context_rate/probe.py OUT.json [all|py|wrap]
+    python3 benchmarks/context_rate/probe.py OUT.json [all|py|wrap|pyown]
 """
 import json, os, statistics, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +74,12 @@ if __name__ == "__main__":
         json.dump(rows, open(sys.argv[1], "w"), indent=1)
         raise SystemExit
     one1 = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+    if which == "pyown":  # the fresh-Python rows of "wrap" alone (beside zygote.py)
+        e = {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "WRAP": "own", "OPENBLAS_NUM_THREADS": "1"}
+        rows.append(trial("py bwrap own 1 gpu P12", [0], 12, 72, extra_env=e, script="one_python_child.py"))
+        rows.append(trial("py bwrap own 2 gpus P24", [0, 1], 24, 144, extra_env=e, script="one_python_child.py"))
+        json.dump(rows, open(sys.argv[1], "w"), indent=1)
+        raise SystemExit
     if which == "wrap":
         for w in ("all", "own"):
             e = dict(one1, WRAP=w)
