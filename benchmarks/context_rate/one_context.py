@@ -1,5 +1,5 @@
 """One process: cuInit, primary context, a small allocation; prints phase times (ms) as JSON."""
-import ctypes, json, os, sys, time
+import ctypes, json, sys, time
 t0 = time.monotonic()
 cu = ctypes.CDLL("libcuda.so.1")
 def ck(r, what):
