@@ -17,7 +17,9 @@ not given.
 
 from __future__ import annotations
 
+import functools
 import glob
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -65,24 +67,39 @@ def own_gpu(visible: str | None, order: str | None = None) -> DriverGpu | None:
     where that cannot be named for sure, and the child is then shown every GPU.
 
     An entry ``GPU-…`` is a UUID (a unique prefix is enough, as for CUDA). A number is an index
-    in CUDA's order: PCI bus order under ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (``order``), and under
-    the default (fastest first) only where every GPU is the same model, when the two orders
-    agree. Unset is index 0, as for CUDA. ``MIG-…``, an empty value (no GPU), an index past
-    the end, or a GPU without its ``/dev/nvidiaN``: None."""
+    in CUDA's order, which counts only the GPUs this process can open (a container, or a cgroup
+    as under Slurm's ``ConstrainDevices``, may list a GPU in ``/proc`` and deny its node): PCI
+    bus order under ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (``order``), and under the default (fastest
+    first) only where every GPU is the same model, when the two orders agree. Unset is index 0,
+    as for CUDA. None also for a host with one GPU (its node is every GPU node there), ``MIG-…``,
+    an empty value (no GPU), an index past the end, or a GPU without its ``/dev/nvidiaN``."""
     first = ("0" if visible is None else visible).split(",")[0].strip()
     gpus = driver_gpus()
-    if not first or not gpus:
+    if not first or len(gpus) < 2:
         return None
     if first.startswith("GPU-"):
         matches = [g for g in gpus if g.uuid.startswith(first)]
         found = matches[0] if len(matches) == 1 else None
     elif first.isdigit() and (order == "PCI_BUS_ID" or len({g.model for g in gpus}) == 1):
-        found = gpus[int(first)] if int(first) < len(gpus) else None
+        openable = (g for g in gpus if _opens(os.path.join(DEV, f"nvidia{g.minor}")))
+        found = next(itertools.islice(openable, int(first), None), None)
     else:
         found = None
     if found is None or not os.path.exists(os.path.join(DEV, f"nvidia{found.minor}")):
         return None
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _opens(node: str) -> bool:
+    """Whether this process may open the device node ``node`` read-write (what CUDA does);
+    asked once per node and process."""
+    try:
+        fd = os.open(node, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
 
 
 def child_gpu() -> DriverGpu | None:

@@ -43,6 +43,23 @@ def test_own_gpu_follows_the_first_visible_entry(tmp_path, monkeypatch, visible,
     assert (own.uuid if own else None) == (UUIDS[expected] if expected is not None else None)
 
 
+def test_an_index_counts_only_the_gpus_this_process_can_open(tmp_path, monkeypatch):
+    # Slurm's ConstrainDevices: every node exists and /proc lists every GPU, but a cgroup
+    # denies the others; CUDA's device 0 is then the first GPU that opens.
+    dev = _host(tmp_path, monkeypatch, models=("NVIDIA H200",) * 3)
+    monkeypatch.setattr(gpu_nodes, "_opens", lambda node: node != str(dev / "nvidia0"))
+    assert gpu_nodes.own_gpu("0").uuid == UUIDS[1]
+    assert gpu_nodes.own_gpu(None).uuid == UUIDS[1]
+    assert gpu_nodes.own_gpu("1").uuid == UUIDS[2]
+    assert gpu_nodes.own_gpu("2") is None
+    assert gpu_nodes.own_gpu("GPU-cccc").uuid == UUIDS[2]  # a UUID needs no count
+
+
+def test_one_gpu_is_left_as_it_is(tmp_path, monkeypatch):
+    _host(tmp_path, monkeypatch, models=("NVIDIA H200",))
+    assert gpu_nodes.own_gpu("0") is None and gpu_nodes.own_gpu(None) is None
+
+
 def test_an_index_on_mixed_models_needs_pci_bus_order(tmp_path, monkeypatch):
     # CUDA's default order puts the fastest GPU first, which need not be PCI order.
     _host(tmp_path, monkeypatch, models=("NVIDIA H200", "NVIDIA L4"))
