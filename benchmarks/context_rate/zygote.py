@@ -5,25 +5,14 @@ and the phase medians (ms). Usage: ``python3 zygote.py N P`` (run one per GPU, e
 own ``CUDA_VISIBLE_DEVICES``, inside bubblewrap to show it only its GPU's node)."""
 import json, os, statistics, sys, time
 t_start = time.monotonic()
-import numpy as np
-from numba import cuda
+from one_python_child import gpu_work  # NumPy and numba.cuda, imported once here
 t_imported = time.monotonic()
 
 
 def child(w) -> None:
-    t0 = time.monotonic()
-    cuda.current_context(); t1 = time.monotonic()
-
-    @cuda.jit("void(float32[:])")
-    def k(a):
-        i = cuda.grid(1)
-        if i < a.size:
-            a[i] += 1
-    t2 = time.monotonic()
-    a = cuda.to_device(np.zeros(1024, np.float32)); k[4, 256](a); cuda.synchronize()
-    t3 = time.monotonic()
-    os.write(w, (json.dumps({"ctx": (t1 - t0) * 1e3, "compile": (t2 - t1) * 1e3,
-                             "launch": (t3 - t2) * 1e3}) + "\n").encode())
+    ctx, compiled, launched = gpu_work()
+    os.write(w, (json.dumps({"ctx": ctx * 1e3, "compile": compiled * 1e3,
+                             "launch": launched * 1e3}) + "\n").encode())
     os._exit(0)
 
 
