@@ -31,3 +31,67 @@ def test_every_case_launches_the_same_kernel_for_one_barrier(name):
     assert wrap(barrier) is wrap(barrier)
     assert build(wrap(barrier)) is build(wrap(barrier))
     assert build(wrap(another)) is not build(wrap(barrier))
+
+
+class _Buffer:
+    """A host array standing in for a device array (``copy_to_host``)."""
+
+    def __init__(self, host):
+        self.host = host
+
+    def copy_to_host(self):
+        return self.host.copy()
+
+
+def _state(size):
+    import numpy as np
+
+    from autograder.exercises.grid_barrier import driver
+
+    host = np.full(size + 2 * driver.STATE_MARGIN, driver.STATE_SENTINEL, np.int32)
+    host[driver.STATE_MARGIN:driver.STATE_MARGIN + size] = 5
+    return host
+
+
+def test_a_barrier_that_writes_past_its_state_is_named_with_the_index():
+    from autograder.exercises.grid_barrier import driver
+
+    inside, past = _state(7), _state(7)
+    past[driver.STATE_MARGIN + 7] = 3  # depart[7] on a 7-block grid: the checker's guard is <=
+    driver.check_state([_Buffer(inside)], ("arrive",))  # writes inside: nothing to say
+    with pytest.raises(driver.BarrierOutOfBounds, match=r"depart\[7\], outside depart, which "
+                                                          r"has 7 element"):
+        driver.check_state([_Buffer(inside), _Buffer(past)], ("arrive", "depart"))
+    before = _state(1)
+    before[driver.STATE_MARGIN - 2] = 0
+    with pytest.raises(driver.BarrierOutOfBounds, match=r"counter\[-2\]"):
+        driver.check_state([_Buffer(before)], ("counter",))
+
+
+def test_the_state_sentinel_ends_a_wait_that_reads_past_the_state():
+    """A checker thread with no ``tid < gridDim.x`` guard waits on ``arrive[tid]`` until it
+    reaches the goal: the margin must already be past any goal, so the thread goes on to the
+    write that :func:`check_state` reports, rather than deadlocking the grid."""
+    from autograder import exercises
+    from autograder.exercises.grid_barrier import driver
+
+    most_calls = max(c.params["phases"] for name in ("grid_barrier", "grid_barrier_lockfree")
+                     for c in exercises.get(name).cases)
+    assert driver.STATE_SENTINEL > most_calls * 1024 * 1024  # goal j * gridDim.x, j <= phases
+
+
+def test_blocks_may_be_two_or_three_dimensional_and_the_kernel_takes_the_skew():
+    import inspect
+
+    from autograder import exercises
+    from autograder.exercises.grid_barrier import driver
+
+    assert driver.block_shape({"threads": 96}) == (96,)
+    assert driver.block_shape({"threads": 128, "block": [32, 4]}) == (32, 4)
+    params = inspect.signature(driver.build(lambda *a: None).py_func).parameters
+    assert len(params) == len(driver.launch_types(1))
+    cases = exercises.get("grid_barrier").cases
+    assert any(len(c.params.get("block", [])) > 1 for c in cases)  # thread 0 by .x alone fails
+    for name in ("grid_barrier", "grid_barrier_lockfree"):  # a barrier before arriving is needed
+        assert any(c.params.get("skew_us", 0) > 0 for c in exercises.get(name).cases)
+        assert sum(c.points for c in exercises.get(name).cases) == 80

@@ -7,6 +7,16 @@ block depend on other blocks. The j-th barrier call passes ``goal = j * gridDim.
 article's ``goalVal``). The grid never exceeds the blocks that can be resident at once, queried
 from the driver's occupancy calculator: one block too many would deadlock any correct barrier.
 
+Two things make a barrier that is only nearly right give wrong results. A case may set
+``skew_us``: in every phase the threads outside the block's first warp sleep that long before
+their work, so the first warp reaches the barrier long before the rest of its block (a barrier
+that lets thread 0 arrive before its own block has finished is seen). A case may set ``block``
+(a 2-D or 3-D block shape, e.g. ``[32, 4]``) instead of ``threads``: a barrier that picks "thread
+0" by ``threadIdx.x`` alone then arrives several times per block. And the barrier's state arrays
+are views into larger buffers whose margins hold :data:`STATE_SENTINEL`: a barrier that reads or
+writes past them (a checker thread with no ``tid < gridDim.x`` guard) is reported by
+:func:`check_state` after the launch.
+
 The multi-phase kernel, its reference and the launch (:func:`run_phases`) are shared with the
 other grid-barrier drivers (``grid_barrier_lockfree``): each gives its barrier's state (a tuple of
 device arrays, here ``(counter,)``) and a device function ``call(state, j)`` that makes the j-th
@@ -18,8 +28,19 @@ counts against a case's wall-clock limit.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
+
+#: What the margins around a barrier's state arrays hold: positive and larger than any goal, so a
+#: wait that reads past an array ends (rather than deadlocking) and the write after it shows.
+STATE_SENTINEL = 0x3EEDBEE
+#: Elements of margin on each side of a state array (a checker block has at most 1024 threads).
+STATE_MARGIN = 1024
+
+
+class BarrierOutOfBounds(Exception):
+    """The barrier wrote outside its state arrays (raised by :func:`check_state`)."""
 
 
 def shifts(n: int, phases: int) -> list[int]:
@@ -37,20 +58,28 @@ def reference(x: np.ndarray, phases: int) -> np.ndarray:
 
 @functools.cache
 def build(call):
-    """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases)``; after each phase
-    it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier calls).
-    One kernel per ``call`` in a process: each case launches the same kernel, compiled once,
-    before the first case starts (:func:`prepare`)."""
+    """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases, skew_ns)``; after
+    each phase it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier
+    calls). Blocks may be 1-, 2- or 3-D: threads are numbered ``x`` fastest. With ``skew_ns`` > 0
+    every thread past the block's first warp sleeps that long before each phase's work. One
+    kernel per ``call`` in a process: each case launches the same kernel, compiled once, before
+    the first case starts (:func:`prepare`)."""
     from numba import cuda
 
     @cuda.jit
-    def multi_phase(state, x, out, tmp, shift, phases):
+    def multi_phase(state, x, out, tmp, shift, phases, skew_ns):
         n = x.shape[0]
-        stride = cuda.gridDim.x * cuda.blockDim.x
-        first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        per_block = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+        tid = (cuda.threadIdx.x + cuda.blockDim.x * cuda.threadIdx.y
+               + cuda.blockDim.x * cuda.blockDim.y * cuda.threadIdx.z)
+        stride = cuda.gridDim.x * per_block
+        first = cuda.blockIdx.x * per_block + tid
         calls = 0
         for p in range(phases):
             last_is_out = (phases - 1 - p) % 2 == 0
+            if skew_ns > 0 and tid >= 32:  # the first warp arrives long before the rest
+                for _ in range(skew_ns // 1000):
+                    cuda.nanosleep(1000)
             e = first
             while e < n:
                 j = (e + shift[p]) % n
@@ -88,12 +117,13 @@ def launch_types(state_arrays: int) -> tuple:
     """The Numba argument types :func:`run_phases` launches :func:`build`'s kernel with:
     ``state`` (a tuple of ``state_arrays`` int32 C-contiguous 1-D device arrays), ``x``, ``out``
     and ``tmp`` (int32, C-contiguous 1-D: the harness's views are contiguous slices of its
-    guarded buffers), ``shift`` (int64, C-contiguous 1-D) and ``phases`` (a Python int: int64)."""
+    guarded buffers), ``shift`` (int64, C-contiguous 1-D), ``phases`` and ``skew_ns`` (Python
+    ints: int64)."""
     from numba import types
 
     ints = types.Array(types.int32, 1, "C")
     return (types.UniTuple(ints, state_arrays), ints, ints, ints,
-            types.Array(types.int64, 1, "C"), types.int64)
+            types.Array(types.int64, 1, "C"), types.int64, types.int64)
 
 
 def compile_phases(call, state_arrays: int):
@@ -111,6 +141,44 @@ def prepare(function, consts: dict) -> None:
     compile_phases(_call_lock_based(function), 1)  # the state: (counter,)
 
 
+def block_shape(params: dict) -> tuple[int, ...]:
+    """The case's block: ``params["block"]`` (a list of 1 to 3 ints) when given, else
+    ``(params["threads"],)``."""
+    return tuple(int(t) for t in params.get("block", [params["threads"]]))
+
+
+def guarded_state(size: int, arrays: int):
+    """``arrays`` fresh zeroed int32 device arrays of ``size`` elements, each a view into a
+    buffer with :data:`STATE_MARGIN` elements of :data:`STATE_SENTINEL` on each side; returns
+    (the views as a tuple, the whole buffers) for :func:`check_state`."""
+    from numba import cuda
+
+    views, buffers = [], []
+    for _ in range(arrays):
+        host = np.full(size + 2 * STATE_MARGIN, STATE_SENTINEL, np.int32)
+        host[STATE_MARGIN:STATE_MARGIN + size] = 0
+        buf = cuda.to_device(host)
+        buffers.append(buf)
+        views.append(buf[STATE_MARGIN:STATE_MARGIN + size])
+    return tuple(views), buffers
+
+
+def check_state(buffers, names: tuple[str, ...]) -> None:
+    """Raise :class:`BarrierOutOfBounds` naming the first state array whose margins no longer
+    hold :data:`STATE_SENTINEL` (the barrier wrote outside it), with the offending index."""
+    for name, buf in zip(names, buffers):
+        host = buf.copy_to_host()
+        size = host.size - 2 * STATE_MARGIN
+        changed = np.flatnonzero(host != STATE_SENTINEL)
+        changed = changed[(changed < STATE_MARGIN) | (changed >= STATE_MARGIN + size)]
+        if changed.size:
+            index = int(changed[0]) - STATE_MARGIN
+            raise BarrierOutOfBounds(
+                f"your barrier wrote {name}[{index}], outside {name}, which has {size} "
+                f"element(s) ({changed.size} element(s) outside it changed): guard every "
+                f"access to {name} with an index in bounds")
+
+
 def resident_grid(kernel, args, threads: int) -> int:
     """Blocks that fit on the device at once for ``kernel`` at ``threads`` per block."""
     from numba import typeof
@@ -119,13 +187,16 @@ def resident_grid(kernel, args, threads: int) -> int:
     return int(compiled.max_cooperative_grid_blocks(threads))
 
 
-def run_phases(call, make_state, views: dict, params: dict, grid_for) -> None:
+def run_phases(call, names: tuple[str, ...], views: dict, params: dict, grid_for,
+               state_size=lambda blocks: blocks) -> None:
     """Launch :func:`build`'s kernel for ``call`` on ``views["x"]`` → ``views["out"]`` with
-    ``params["phases"]`` phases and ``params["threads"]`` threads per block.
-    ``grid_for(resident, threads)`` picks the block count from the blocks the occupancy
-    calculator lets be resident at once; ``make_state(blocks)`` makes the barrier's tuple of
-    fresh device arrays for that many blocks. The argument types are :func:`launch_types`'s, so
-    a kernel compiled by :func:`compile_phases` is not compiled again."""
+    ``params["phases"]`` phases, :func:`block_shape`'s block and ``params.get("skew_us", 0)``
+    microseconds of skew. ``grid_for(resident, threads)`` picks the block count from the blocks
+    the occupancy calculator lets be resident at once; the barrier's state is one zeroed int32
+    array of ``state_size(blocks)`` elements per name in ``names`` (:func:`guarded_state`), checked by
+    :func:`check_state` after the launch (raises :class:`BarrierOutOfBounds`). The argument
+    types are :func:`launch_types`'s, so a kernel compiled by :func:`compile_phases` is not
+    compiled again."""
     from numba import cuda
 
     n = views["x"].shape[0]
@@ -133,19 +204,22 @@ def run_phases(call, make_state, views: dict, params: dict, grid_for) -> None:
     kernel = build(call)
     tmp = cuda.device_array(n, np.int32)
     shift = cuda.to_device(np.array(shifts(n, phases), np.int64))
-    args = (views["x"], views["out"], tmp, shift, phases)
-    threads = int(params["threads"])
-    probe = (make_state(1),) + args  # the argument types, for the occupancy query
+    args = (views["x"], views["out"], tmp, shift, phases,
+            int(round(float(params.get("skew_us", 0)) * 1000)))
+    block = block_shape(params)
+    threads = math.prod(block)
+    probe = (guarded_state(1, len(names))[0],) + args  # the argument types, for the query
     grid = int(grid_for(resident_grid(kernel, probe, threads), threads))
-    kernel[grid, threads](make_state(grid), *args)
+    state, buffers = guarded_state(state_size(grid), len(names))
+    kernel[grid, block](state, *args)
+    cuda.synchronize()
+    check_state(buffers, names)
 
 
 def drive(function, views: dict, params: dict, consts: dict) -> None:
-    """Run ``params["phases"]`` phases with ``params["threads"]`` threads per block on a grid of
-    ``params["grid_fraction"]`` of the resident blocks (at least 2)."""
-    from numba import cuda
-
+    """Run ``params["phases"]`` phases with :func:`block_shape`'s block on a grid of
+    ``params["grid_fraction"]`` of the resident blocks (at least 2); ``counter`` is one int32."""
     fraction = float(params["grid_fraction"])
-    run_phases(_call_lock_based(function),
-               lambda blocks: (cuda.to_device(np.zeros(1, np.int32)),),
-               views, params, lambda resident, threads: max(2, int(resident * fraction)))
+    run_phases(_call_lock_based(function), ("counter",), views, params,
+               lambda resident, threads: max(2, int(resident * fraction)),
+               state_size=lambda blocks: 1)

@@ -23,9 +23,13 @@ CONTRACT = Contract(
 )
 
 
-def _case(n, threads, phases, fraction, visibility="hidden", label=""):
-    return Case({"n": n, "threads": threads, "phases": phases, "grid_fraction": fraction},
-                points=10.0, visibility=visibility, label=label)
+def _case(n, threads, phases, fraction, visibility="hidden", label="", block=None, skew_us=0):
+    params = {"n": n, "threads": threads, "phases": phases, "grid_fraction": fraction}
+    if block is not None:  # a 2-D or 3-D block of ``threads`` threads in all
+        params["block"] = list(block)
+    if skew_us:  # threads past each block's first warp start every phase this much later
+        params["skew_us"] = skew_us
+    return Case(params, points=8.0, visibility=visibility, label=label)
 
 
 CASES = [
@@ -37,8 +41,11 @@ CASES = [
     _case(12_345, 64, 31, 1.0, label="31 phases, every resident block"),
     _case(2_000_003, 512, 4, 1.0, label="4 phases over 2M elements"),
     _case(3, 128, 6, 1.0, label="more blocks than elements"),
+    _case(200_000, 256, 6, 1.0, skew_us=50,
+          label="6 phases; each block's first warp finishes every phase 50 µs before the rest"),
+    _case(50_000, 128, 5, 1.0, block=(32, 4), skew_us=20,
+          label="5 phases, 2-D blocks of 32×4 threads"),
 ]
-
 
 def make_inputs(params, rng):
     return {"x": rng.integers(0, 1000, size=params["n"], dtype=np.int32)}
@@ -56,6 +63,8 @@ CONTRACT_TEXT = """\
 - `counter`: int32 `(1,)`, zero before the launch. Every thread of every block calls the
   barrier; the caller's j-th call (j = 1, 2, …) passes `goal = j * gridDim.x`, as in the
   article's `goalVal`.
+- 1-D grid; blocks may be 1-D, 2-D or 3-D (thread 0 of a block has `threadIdx.x`, `.y` and
+  `.z` all 0), and a block's threads may reach the barrier at very different times.
 - The autograder's own multi-phase kernel calls it; the grid never has more blocks than can be
   resident at once on the device. A barrier that lets a block through early gives wrong results;
   one that never opens is a deadlock and is reported as a timeout.

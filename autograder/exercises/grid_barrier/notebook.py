@@ -47,8 +47,10 @@
 #       ...  # phase p: read what other blocks wrote in phase p - 1, write this thread's elements
 #       grid_barrier(counter, (p + 1) * cuda.gridDim.x)
 #   ```
-#   It launches that kernel on 1-D blocks of 32 to 1024 threads, with from 2 blocks up to as many
-#   as can be resident on the GPU at once.
+#   It launches that kernel on blocks of 32 to 1024 threads, 1-D and 2-D (thread 0 of a block is
+#   the one whose `threadIdx.x`, `.y` and `.z` are all 0), with from 2 blocks up to as many as can
+#   be resident on the GPU at once; in some phases a block's first warp finishes long before its
+#   other threads.
 # * Result: no thread returns from its `j`-th call before every block of the grid has made its
 #   `j`-th call, and what a block wrote before the barrier is seen by every block after it. A
 #   barrier that lets a block through early gives wrong results; one that never opens is a

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from ..grid_barrier.driver import compile_phases, reference, run_phases
 
 __all__ = ["drive", "grid", "prepare", "reference"]
@@ -49,9 +47,7 @@ def prepare(function, consts: dict) -> None:
 
 def drive(function, views: dict, params: dict, consts: dict) -> None:
     """Run ``params["phases"]`` phases with ``params["threads"]`` threads per block on the grid
-    :func:`grid` picks, ``arrive`` and ``depart`` fresh zeroed arrays of that many blocks."""
-    from numba import cuda
-
-    run_phases(_call_lock_free(function),
-               lambda blocks: tuple(cuda.to_device(np.zeros(blocks, np.int32)) for _ in range(2)),
-               views, params, lambda resident, threads: grid(params, resident, threads))
+    :func:`grid` picks, ``arrive`` and ``depart`` fresh zeroed arrays of that many blocks with
+    guarded margins (a write past them is reported: :func:`.grid_barrier.driver.check_state`)."""
+    run_phases(_call_lock_free(function), ("arrive", "depart"), views, params,
+               lambda resident, threads: grid(params, resident, threads))

@@ -47,11 +47,14 @@ CONTRACT = Contract(
 )
 
 
-def _case(n, threads, phases, fraction=1.0, blocks=None, visibility="hidden", label=""):
+def _case(n, threads, phases, fraction=1.0, blocks=None, visibility="hidden", label="",
+          skew_us=0):
     params = {"n": n, "threads": threads, "phases": phases, "grid_fraction": fraction}
     if blocks is not None:
         params["blocks"] = blocks
-    return Case(params, points=10.0, visibility=visibility, label=label)
+    if skew_us:  # threads past each block's first warp start every phase this much later
+        params["skew_us"] = skew_us
+    return Case(params, points=8.0, visibility=visibility, label=label)
 
 
 # The grid is min(resident blocks, threads) times grid_fraction (at least 2), or "blocks" when
@@ -66,6 +69,10 @@ CASES = [
     _case(12_345, 64, 31, label="31 phases, 64 threads and 64 blocks"),
     _case(2_000_003, 256, 3, label="3 phases over 2M elements, 256 threads per block"),
     _case(3, 128, 6, label="more blocks than elements"),
+    _case(200_000, 256, 6, skew_us=50,
+          label="6 phases; each block's first warp finishes every phase 50 µs before the rest"),
+    _case(40_000, 1024, 4, blocks=7,
+          label="7 blocks of 1024 threads: most of the checker's threads have no block to wait for"),
     _case(5_000, 256, 4, blocks=1, label="a one-block grid"),
 ]
 
@@ -86,7 +93,8 @@ CONTRACT_TEXT = """\
 - `arrive`, `depart`: int32 `(gridDim.x,)`, zero before the launch; `goal`: the j-th call
   passes `goal = j` (j = 1, 2, …).
 - 1-D grid and 1-D blocks with `blockDim.x >= gridDim.x` (the checker block needs one thread per
-  block); the autograder's own multi-phase kernel calls it, the same number of times from every
+  block; its other threads must not touch `arrive` or `depart`); a block's threads may reach
+  the barrier at very different times; the autograder's own multi-phase kernel calls it, the same number of times from every
   thread of every block, on a grid no larger than the blocks that can be resident at once.
 - Result: when it returns, every write any thread of the grid made before its call is visible to
   every thread. A barrier that lets a block through early gives wrong results; one that never
