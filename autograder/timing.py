@@ -177,7 +177,8 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
     a kernel six times slower than the instructor's needs no 1 % precision to get no points.
     ``before(side, r)`` (``side`` 0 for a, 1 for b) runs before every sample's flush, retakes
     included, and ``after_round(r)`` after each timed round's last end event: the checks of
-    :class:`autograder.timed_outputs.LaunchChecks`, outside every timed region. Returns ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}`` with one sample of each
+    :class:`autograder.timed_outputs.LaunchChecks`, outside every timed region. Returns
+    ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}`` with one sample of each
     per round."""
     for r in range(warmup):
         launch_a(r)
