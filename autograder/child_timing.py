@@ -110,8 +110,6 @@ def warm_up(cuda, kernel, prepared: dict) -> None:
     """The first GPU work of the timing: fill the inputs, then one launch of each kernel."""
     for fill in prepared.get("fills", ()):
         fill()
-    if prepared.get("checks") is not None:
-        prepared["checks"].reset()
     p = prepared
     kernel[p["grid"], p["block"]](*p["arg_sets"][0])
     p["reference"][p["grid"], p["block"]](*p.get("reference_arg_sets", p["arg_sets"])[0])
@@ -141,13 +139,15 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
         if timing_mod.self_check_problem(self_check["a_ms"], self_check["b_ms"]) is None:
             break
     checks = p.get("checks")
+    if checks is not None:
+        checks.reset()
     main = timing_mod.time_pair(cuda, launcher(kernel, p["arg_sets"]), reference, p["flush"],
                                 min_rounds=p["min_rounds"], max_rounds=MAX_ROUNDS,
                                 budget_s=p["budget_s"], thresholds=p.get("thresholds"),
-                                before=checks.before if checks else None,
-                                after_round=checks.after_round if checks else None)
+                                before=None if checks is None else checks.before,
+                                after_round=None if checks is None else checks.after_round)
     return {"student_ms": main["a_ms"], "instructor_ms": main["b_ms"],
             "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
             "copies": copies, "seconds": main["seconds"] + seconds,
             "instructor_cached": p.get("instructor_cached"),
-            "checks": checks.results(len(main["a_ms"])) if checks else None}
+            "checks": None if checks is None else checks.results(len(main["a_ms"]))}

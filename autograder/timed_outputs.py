@@ -234,7 +234,7 @@ class LaunchChecks:
         self.rounds = 0
 
     def reset(self) -> None:
-        """Zero the table (GPU work: call once the GPU is the child's)."""
+        """Zero the table, before each measurement (GPU work: once the GPU is the child's)."""
         self.table.copy_to_device(np.zeros(self.table.shape, np.float64))
         self.rounds = 0
 

@@ -172,6 +172,10 @@ _SIM_SCRIPT = textwrap.dedent("""
     assert rows[2][0][0] == 1000.0 ** 2 and rows[2][0][4] == 1.0, rows[2]
     verdict = wrong_launches(rows, {"C": ((40, 30), "float32")}, 1e-4, False, 3)
     assert "2 of 3 timed launches (the first: launch 1)" in verdict.message, verdict
+    checks.reset()                         # a second measurement starts from zeros
+    student.copy_to_device(ref_host)
+    checks.after_round(0)
+    assert checks.results(1)[0][0][0] == 0.0 and checks.results(1)[0][0][2:] == [0.0] * 3
 
     out = cuda.device_array(50, np.int32)
     ints = LaunchChecks(cuda, [out], [cuda.to_device(np.arange(50, dtype=np.int32))], [[]], 1)
