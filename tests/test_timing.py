@@ -2,13 +2,12 @@
 timing of the solution and of kernels that skip work at the timing size (tests/files/timing)."""
 
 import random
-from pathlib import Path
 
 import pytest
 
 from autograder import known_bad
 from autograder.timing import ratio_stats, self_check_problem, verdict
-from conftest import assert_full_marks, grade_file, needs_gpu
+from conftest import FILES, assert_full_marks, grade_file, needs_gpu
 
 
 def _noisy(base, n, noise, seed):
@@ -160,7 +159,7 @@ def test_a_ratio_between_the_thresholds_is_sampled_to_full_precision():
 
 # --- every timed launch checked (issue 20), on a GPU ----------------------------------------------
 
-TIMING_GAMES = sorted((Path(__file__).resolve().parent / "files" / "timing").glob("*.py"))
+TIMING_GAMES = sorted((FILES / "timing").glob("*.py"))
 
 
 def _timing_test(result):
