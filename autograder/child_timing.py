@@ -52,10 +52,10 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     instructor's (``reference_arg_sets``); the checks of every timed launch (``checks``:
     :class:`autograder.timed_outputs.LaunchChecks`); the instructor's kernel at the student's
     constants, the launch shape and an L2 flusher; every kernel (``kernel``, the student's, the
-    instructor's, the fill, flush, poison and compare kernels) compiled for
-    its arguments; the instructor's and the fill and flush kernels from the host's cache of
-    compiled kernels when it has them (:mod:`autograder.kernel_cache`). So the child does its
-    CPU work before it asks for the GPU."""
+    instructor's, the fill, flush, poison and compare kernels) compiled for its arguments, all
+    but the student's from the host's cache of compiled kernels when it has them
+    (:mod:`autograder.kernel_cache`). So the child does its CPU work before it asks for the
+    GPU."""
     import numpy as np
 
     from . import timing as timing_mod
@@ -66,6 +66,7 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
              for name, (shape, dtype) in timing.input_specs.items()}
     input_bytes = sum(int(np.prod(shape)) * dt.itemsize for shape, dt in specs.values())
     copies = max(1, min(TIMING_COPIES, TIMING_COPY_BYTES // max(1, input_bytes)))
+
     def output_arrays():
         return {name: cuda.device_array(launch_shape(shape, params, consts), dtype)
                 for name, (shape, dtype) in timing.outputs.items()}
