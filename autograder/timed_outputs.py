@@ -37,8 +37,8 @@ MAX_BLOCKS = 2048
 @dataclass(frozen=True)
 class LaunchVerdict:
     """What :func:`wrong_launches` found: ``message`` for the student (None: every launch
-    right) and ``grader_fault`` (the instructor's own output was not finite: not the student's
-    fault, reported as an error)."""
+    right) and ``grader_fault`` (the checks were missing or malformed, or the instructor's own
+    output was not finite: not the student's fault, reported as an error)."""
 
     message: str | None
     grader_fault: bool = False
