@@ -14,6 +14,7 @@ from .protocol import (CaseResult, Compiled, Error, Hello, Imported, ProtocolErr
                        TimingSamples, received)
 from .results import Kind, Status, TestResult
 from .submission import Source
+from .timed_outputs import wrong_launches
 from .timing import self_check_problem, timing_details, verdict
 
 TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
@@ -96,7 +97,10 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
 
 def judge_timing(exercise: Exercise, source: Source, backend: str, run,
                  correct_everywhere: bool) -> TestResult:
-    """The timing test from the timing's samples (``run``; None: it did not measure)."""
+    """The timing test from the timing's samples (``run``; None: it did not measure): no
+    points for a kernel any of whose timed launches gave wrong outputs
+    (:func:`autograder.timed_outputs.wrong_launches`), an error while the GPU's self-check is
+    off, else points for the ratio."""
     t = exercise.timing
 
     def result(status, points, msg, details=None):
@@ -119,12 +123,18 @@ def judge_timing(exercise: Exercise, source: Source, backend: str, run,
         if run.ended == "timeout":
             return result(Status.TIMEOUT, 0.0, "timing did not finish in time")
         return result(Status.ERROR, 0.0, "timing did not run: the grading process ended early")
+    size = ", ".join(f"{k} {v}" for k, v in t.params.items())
+    launches = wrong_launches(rec.checks, exercise.outputs(t.params),
+                              exercise.tolerance.rel_frobenius, exercise.tolerance.exact,
+                              len(rec.student_ms))
+    if launches.message is not None:
+        return result(Status.ERROR if launches.grader_fault else Status.FAILED, 0.0,
+                      f"at {size}: {launches.message}")
     unstable = self_check_problem(rec.self_a_ms, rec.self_b_ms)
     if unstable:
         return result(Status.ERROR, 0.0, unstable)
     points, stats, msg = verdict(rec.student_ms, rec.instructor_ms, t.full_ratio, t.zero_ratio,
                                  t.points)
-    size = ", ".join(f"{k} {v}" for k, v in t.params.items())
     status = Status.PASSED if points >= t.points else Status.FAILED
     details = timing_details(rec.student_ms, rec.instructor_ms, stats, t.full_ratio,
                              t.zero_ratio, t.params)

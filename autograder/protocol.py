@@ -153,6 +153,11 @@ def _skipped(v) -> bool:
         for i in v)
 
 
+def _launch_checks(v) -> bool:
+    return isinstance(v, (list, tuple)) and all(
+        isinstance(entry, (list, tuple)) and all(_nums(row) for row in entry) for entry in v)
+
+
 def _is(kind: type):
     return lambda v: isinstance(v, kind)
 
@@ -381,7 +386,10 @@ class TimingSamples(Record):
     (interleaved), the instructor's against itself (``self_a_ms``, ``self_b_ms``: the GPU's
     self-check); ``copies`` of the inputs rotated; ``seconds`` the sampling took;
     ``instructor_cached``: the instructor's kernel came from the host's cache of compiled
-    kernels (:mod:`autograder.kernel_cache`) rather than being compiled in the child."""
+    kernels (:mod:`autograder.kernel_cache`) rather than being compiled in the child;
+    ``checks``: per timed round, per output, the raw numbers of the student's launch against the
+    instructor's (:data:`autograder.timed_outputs.FIELDS`; None: not checked, which the grader
+    does not accept)."""
 
     TYPE = "timing"
     student_ms: list
@@ -391,13 +399,15 @@ class TimingSamples(Record):
     copies: int | None = None
     seconds: float | None = None
     instructor_cached: bool | None = None
+    checks: list | None = None
 
     @classmethod
     def from_header(cls, h: dict, arrays=None) -> TimingSamples:
         return cls(*(_get(h, n, _nums) for n in ("student_ms", "instructor_ms", "self_a_ms",
                                                   "self_b_ms")),
                    _get(h, "copies", _int, None), _get(h, "seconds", _num, None),
-                   _get(h, "instructor_cached", _is(bool), None), **_stamp(h))
+                   _get(h, "instructor_cached", _is(bool), None),
+                   _get(h, "checks", _launch_checks, None), **_stamp(h))
 
 
 @dataclass(frozen=True)

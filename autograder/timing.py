@@ -10,6 +10,23 @@ no-points ratio (more rounds could not change the points), or when the time budg
 The verdict is on the geometric mean of the per-round ratios (student / instructor), with its
 95 % confidence interval in the message.
 
+Every timed launch of the student's kernel is checked (issue 20: a kernel that skipped its work
+at the timing size got full points), by trusted kernels of :mod:`autograder.timed_outputs`, all
+outside the CUDA-event timed region (enqueued before the sample's L2 flush or after its end
+event), so the samples are what they were without them: the student's and the instructor's
+kernels write separate output buffers; before every launch of either, the inputs of its copy
+are written again by the grader's fill kernel (no launch can leave the next one a prepared input
+or an answer hidden in an input), and before every student launch its outputs are poisoned
+(NaN for floats, the sentinel for integers), so a launch that skips work, or some of it, leaves
+NaN; after each round a reduction kernel compares the student's outputs with the instructor's
+from the same round (the same input copy) into raw numbers per launch (sum of squared
+differences, sum of squared reference values, non-finite and unequal counts), which the child
+sends in :class:`autograder.protocol.TimingSamples`. The grader judges them
+(:func:`autograder.timed_outputs.wrong_launches`): one wrong timed launch and the timing test
+gets no points and says which launch was wrong and how. Not seen: a kernel that writes through
+out-of-bounds indexes into memory it was not given (memcheck looks for that on the sanitizer's
+case).
+
 Before the student's kernel counts, the instructor's is timed against itself: if that ratio is
 off by more than ``SELF_CHECK_TOLERANCE`` (a throttled or shared GPU), timing tests are reported
 as ``error`` with that reason instead of failing the student.
@@ -149,7 +166,8 @@ def settled(stats: RatioStats, thresholds: tuple[float, float] | None) -> bool:
 
 def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_rounds: int = 200,
               target_rse: float = 0.01, budget_s: float = 10.0, warmup: int = 3,
-              thresholds: tuple[float, float] | None = None) -> dict:
+              thresholds: tuple[float, float] | None = None, before=None,
+              after_round=None) -> dict:
     """Time ``launch_a(r)`` against ``launch_b(r)`` (``r``: round index, for input rotation).
 
     ``flush()`` runs before every sample (:func:`l2_flusher`: it also keeps the GPU busy while
@@ -157,7 +175,10 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
     enqueue is taken again. After ``min_rounds``, sampling stops at ``target_rse`` or once the
     ratio a/b has :func:`settled` against ``thresholds`` (full-points ratio, no-points ratio):
     a kernel six times slower than the instructor's needs no 1 % precision to get no points.
-    Returns ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}`` with one sample of each
+    ``before(side, r)`` (``side`` 0 for a, 1 for b) runs before every sample's flush, retakes
+    included, and ``after_round(r)`` after each timed round's last end event: the checks of
+    :class:`autograder.timed_outputs.LaunchChecks`, outside every timed region. Returns
+    ``{"a_ms": [...], "b_ms": [...], "seconds": wall time}`` with one sample of each
     per round."""
     for r in range(warmup):
         launch_a(r)
@@ -166,9 +187,11 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
     a_ms, b_ms = [], []
     start_wall = time.perf_counter()
     for r in range(max_rounds):
-        pair = [(a_ms, launch_a), (b_ms, launch_b)]
-        for samples, launch in (pair if r % 2 == 0 else pair[::-1]):
+        pair = [(a_ms, launch_a, 0), (b_ms, launch_b, 1)]
+        for samples, launch, side in (pair if r % 2 == 0 else pair[::-1]):
             for _ in range(RETRIES + 1):
+                if before is not None:
+                    before(side, r)
                 flush()
                 start, end = cuda.event(), cuda.event()
                 queued = time.perf_counter()
@@ -180,6 +203,8 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
                 if queued <= HOST_WINDOW_S:
                     break
             samples.append(cuda.event_elapsed_time(start, end))
+        if after_round is not None:
+            after_round(r)
         if len(a_ms) >= min_rounds:
             stats = ratio_stats(a_ms, b_ms)
             if stats.rse < target_rse or settled(stats, thresholds):

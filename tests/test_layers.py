@@ -27,10 +27,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "autograder"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundations", ("autograder", "errors", "results", "channel", "protocol", "shapes",
-                     "buffers", "ptx", "compare", "timing", "occupancy", "definitions",
-                     "submission", "exercises", "exercises.*", "instrument", "instrument.*",
-                     "gpulock", "reaper", "store", "sanitizer", "known_bad", "discovery",
-                     "environment", "host_blas", "cache_folder", "kernel_cache", "gpu_nodes")),
+                     "buffers", "ptx", "compare", "timing", "timed_outputs", "occupancy",
+                     "definitions", "submission", "exercises", "exercises.*", "instrument",
+                     "instrument.*", "gpulock", "reaper", "store", "sanitizer", "known_bad",
+                     "discovery", "environment", "host_blas", "cache_folder", "kernel_cache",
+                     "gpu_nodes")),
     ("child", ("harness", "child_*")),
     ("sandbox", ("sandbox",)),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "diagnostics", "hints",

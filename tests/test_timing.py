@@ -1,10 +1,13 @@
-"""The timing verdict, on synthetic samples (the measurement itself runs on a GPU only)."""
+"""The timing verdict, on synthetic samples; on a GPU (``KERNELGRADE_TEST_DEVICE=gpu``), the
+timing of the solution and of kernels that skip work at the timing size (tests/files/timing)."""
 
 import random
 
 import pytest
 
+from autograder import known_bad
 from autograder.timing import ratio_stats, self_check_problem, verdict
+from conftest import FILES, assert_full_marks, grade_file, needs_gpu
 
 
 def _noisy(base, n, noise, seed):
@@ -152,3 +155,49 @@ def test_a_ratio_between_the_thresholds_is_sampled_to_full_precision():
     stats = timing.ratio_stats(run["a_ms"], run["b_ms"])
     assert len(run["a_ms"]) > 10 and (stats.rse < 0.01 or len(run["a_ms"]) == 200)
     assert not timing.settled(stats, (1.25, 2.0))
+
+
+# --- every timed launch checked (issue 20), on a GPU ----------------------------------------------
+
+TIMING_GAMES = sorted((FILES / "timing").glob("*.py"))
+
+
+def _timing_test(result):
+    return next(t for t in result.tests if t.kind.value == "timing")
+
+
+def _shown(result) -> str:
+    return "\n".join(f"  {t.name}: {t.status.value} {t.message[:300]}" for t in result.tests)
+
+
+@needs_gpu()
+def test_the_solution_keeps_its_timing_points_with_every_launch_checked():
+    from autograder import exercises
+
+    solution = exercises.solution_path(exercises.get("tiled_matmul"))
+    result = grade_file(solution, "tiled_matmul", sanitize=False)
+    assert_full_marks(result)
+    timing = _timing_test(result)
+    assert timing.status.value == "passed" and timing.points == timing.max_points, timing.message
+    print(f"\nsolution: {timing.message}")
+
+
+@needs_gpu()
+@pytest.mark.parametrize("path", TIMING_GAMES, ids=[p.stem for p in TIMING_GAMES])
+def test_a_kernel_that_skips_work_at_the_timing_size_gets_no_timing_points(path):
+    """Right at every tested size, wrong on some or all timed launches: the timing test fails and
+    says which launch was wrong; a kernel whose game the poison defeats (it computes every
+    launch) keeps its points, at no better ratio than honest work gives."""
+    result = grade_file(path, "tiled_matmul", sanitize=False)
+    print(f"\n{path.name}: {result.score}/{result.max_score}\n{_shown(result)}")
+    assert all(t.status.value in ("passed", "skipped") for t in result.tests
+               if t.kind.value == "correctness"), _shown(result)
+    timing = _timing_test(result)
+    expected = {e.status for e in known_bad.expectations(path) if e.selector == "timing"}
+    assert expected and timing.status.value in expected, _shown(result)
+    if timing.status.value == "failed":
+        assert timing.points == 0.0
+        assert "gave wrong results" in timing.message, timing.message
+        assert "compute the whole result on every launch" in timing.message
+    else:
+        assert timing.details["timing"]["ratio"] > 0.5, timing.message
