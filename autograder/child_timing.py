@@ -76,7 +76,8 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     for copy in range(copies):
         views, fills = {}, []
         for name, (shape, dt) in specs.items():
-            views[name], fill = timing_mod.device_random_later(cuda, shape, dt, seed=copy)
+            views[name], fill = timing_mod.device_random_later(
+                cuda, shape, dt, seed=(timing.input_seed or 0) + copy)
             fills.append(fill)
         copy_fills.append(fills)
         arg_sets.append([{**views, **outputs}[a] for a in contract["args"]])

@@ -93,7 +93,7 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     try:
         if exercise.timing:
             graded = request("gpu", ["compile", "run", "time"], cases,
-                             timing=plan.timing_request(exercise), await_go=True)
+                             timing=plan.timing_request(exercise, seed), await_go=True)
             steps = TIMED_STEPS
 
             def decide(records: list) -> bool:  # the verdict, on the records so far

@@ -58,9 +58,10 @@ def diagnose_case(exercise: Exercise, seed: int) -> CaseRequest:
                        exercise.outputs(d.params), d.max_blocks)
 
 
-def timing_request(exercise: Exercise) -> TimingRequest:
+def timing_request(exercise: Exercise, seed: int = 0) -> TimingRequest:
     """The timing phase of ``exercise``, with its instructor solution's text (found through
-    ``exercises.solution_path``; raises ``FileNotFoundError`` when it is not installed)."""
+    ``exercises.solution_path``; raises ``FileNotFoundError`` when it is not installed) and an
+    input seed drawn from the grading's secret ``seed``."""
     t = exercise.timing
     path = exercises.solution_path(exercise)
     # Only shapes and dtypes: the child fills the inputs on the GPU (gigabytes at these sizes).
@@ -70,7 +71,12 @@ def timing_request(exercise: Exercise) -> TimingRequest:
                          str(path),
                          # Sent as text: the sandbox shows no solution (see autograder.sandbox).
                          path.read_text(encoding="utf-8"), t.min_rounds, t.budget_s,
-                         t.full_ratio, t.zero_ratio)
+                         t.full_ratio, t.zero_ratio, timing_input_seed(seed))
+
+
+def timing_input_seed(seed: int) -> int:
+    """The timing inputs' hash seed for the secret ``seed``: 31 bits, its own stream."""
+    return int(np.random.SeedSequence([int(seed), 0x71A1]).generate_state(1)[0]) >> 1
 
 
 def request(exercise: Exercise, backend: str, phases: list[str], source_file: Path | str,

@@ -67,7 +67,9 @@ class TimingRequest:
     solution's ``solution_path`` (a name) and ``solution_source`` (its text: the sandbox shows
     no solution), ``min_rounds`` and ``budget_s`` (seconds) of sampling, and the ratios for full
     and no points (``full_ratio``, ``zero_ratio``: sampling stops once the points are settled,
-    :func:`autograder.timing.settled`; None: at 1 % precision only)."""
+    :func:`autograder.timing.settled`; None: at 1 % precision only), and ``input_seed``, which
+    the inputs' values are hashed from (drawn from the grading's secret seed, so no submission
+    can carry answers for them)."""
 
     params: dict
     input_specs: dict
@@ -78,6 +80,7 @@ class TimingRequest:
     budget_s: float
     full_ratio: float | None = None
     zero_ratio: float | None = None
+    input_seed: int = 0
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

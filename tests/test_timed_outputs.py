@@ -195,3 +195,15 @@ def test_the_check_kernels_on_the_simulator():
     out = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_the_timing_inputs_are_hashed_from_the_secret_seed():
+    """A submission cannot carry answers for the timing size: its inputs change with the
+    grading's secret seed (and replay with it)."""
+    from autograder import exercises, plan
+
+    exercise = exercises.get("tiled_matmul")
+    first = plan.timing_request(exercise, 1234).input_seed
+    assert first == plan.timing_request(exercise, 1234).input_seed
+    assert first != plan.timing_request(exercise, 1235).input_seed
+    assert 0 <= first < 2 ** 31
