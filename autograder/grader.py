@@ -16,7 +16,7 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
-from . import children, diagnostics, exercises, judge, plan
+from . import children, diagnostics, driver_occupancy, exercises, judge, plan
 from . import preflight as preflight_mod
 from .devices import (default_limits, gpu_available, gpu_count,  # noqa: F401 (re-exported)
                       no_gpu_reason, resolve_device)
@@ -87,7 +87,7 @@ def _grade_submission(submission, exercise, backend, seed, limits, sanitize) -> 
         result.tests = once(all_tests(exercise, Status.ERROR, msg),
                             "not run: the code does not parse (see above)")
         return result
-    cases = plan.make_cases(exercise, seed)
+    cases = driver_occupancy.fill(exercise, plan.make_cases(exercise, seed), backend)
     return _grade_source(exercise, source, backend, cases, limits or default_limits(backend),
                          result, sanitize)
 

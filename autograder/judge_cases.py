@@ -1,5 +1,6 @@
 """Judging a child's records (:mod:`autograder.protocol`) into correctness tests: the outputs of
-each case against the float64 reference, a function's value against the expected one, and what
+each case against the float64 reference, a function's value against the expected one (the
+instructor's, or the driver's that :mod:`autograder.driver_occupancy` asked for), and what
 a child that never got that far means. Pure: a function of the exercise, the submission's
 source, the planned cases and the children's records and endings; it starts nothing."""
 
@@ -140,11 +141,11 @@ def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dic
     if exercise.contract.functions:
         if got.value is None:
             raise ProtocolError("case record without a value")
-        if spec.params.get("against_driver"):  # the driver's occupancy calculator, on this GPU
-            return judge_value({**spec.params, "args": got.args or {}}, got.value, got.expected,
-                               spec.points, "the driver's occupancy calculator")
         expected = c.expected(exercise.reference, spec.params)["value"]
-        return judge_value(spec.params, got.value, expected, spec.points)
+        # against_driver: asked of the driver by the grader (autograder.driver_occupancy.fill)
+        return judge_value(spec.params, got.value, expected, spec.points,
+                           "the driver's occupancy calculator"
+                           if spec.params.get("against_driver") else "expected")
     expected = c.expected(exercise.reference, {**spec.params, **consts})
     problems, masks = [], []
     for name, (shape, _) in c.outputs.items():
