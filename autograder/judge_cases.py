@@ -11,7 +11,7 @@ import numpy as np
 from . import diagnostics, shapes
 from .compare import check_margins, compare_output, wrong_mask
 from .exercises.base import Exercise
-from .protocol import CaseResult, Error, Imported, ProtocolError, Rejected, received
+from .protocol import CaseResult, Error, Imported, ProtocolError, Rejected, Start, received
 from .results import Kind, Status, TestResult
 from .submission import Source
 
@@ -60,9 +60,25 @@ def once(tests: list[TestResult], rest: str) -> list[TestResult]:
 
 
 def output_hint(run) -> str:
-    """The last lines the child printed, for a message about a child that ended early."""
+    """The last lines the child printed, for a message about a child that ended early; ``""``
+    once a test had started (:func:`printed_for_student`: that output is the instructor's)."""
+    if received(run).first(Start) is not None:
+        return ""
     tail = run.output.strip().splitlines()[-3:]
     return (" Last output: " + " | ".join(tail)) if tail else ""
+
+
+def printed_for_student(run, cases) -> bool:
+    """May the student see what the child ``run`` printed? Only when no test of theirs could
+    have printed it: the child never started one (no ``start`` record: what it printed came
+    before any of the student's code ran, such as an import's warnings), or the ``cases`` it
+    was given (:class:`autograder.plan.PlannedCase`) are all public (a public-tests run, whose
+    inputs the notebook shows anyway). The first ``start`` is sent before the student's code
+    first runs, so a hostile child cannot hide it. Else what it printed goes to the instructor
+    alone: a ``print`` in a kernel would list the hidden cases' sizes and inputs."""
+    if received(run).first(Start) is None:
+        return True
+    return all(c.spec.visibility == "public" for c in cases)
 
 
 def early_failure(source: Source, run) -> tuple[Status, str] | None:
