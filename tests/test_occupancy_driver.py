@@ -168,6 +168,7 @@ def test_a_driver_that_cannot_be_asked_is_the_grader_s_setup():
         driver_occupancy.ask([96], sandbox.child_env("gpu"))
 
 
+@pytest.mark.gpu
 @needs_gpu()
 def test_on_a_gpu_the_trusted_query_gives_this_gpu_s_limits_and_answers():
     from autograder import sandbox
