@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 
-import autograder.grader
 from autograder import exercises, grader
 from autograder.judge_cases import output_hint, printed_for_student
 from autograder.nbgrader import notebook as nbb
@@ -24,7 +23,7 @@ from autograder.results import ExerciseResult
 from autograder.sandbox import ChildRun
 from conftest import ROOT, TEST_DEVICE
 
-BASE = 900_000_000  # printed: BASE + n, a number the source does not hold
+BASE = 900_000_000  # the kernel prints BASE + n (n >= 1): numbers its source does not hold
 #: block_sum's solution, printing the size and first value of each case's input.
 PRINTING = f'''from numba import cuda, float32
 
@@ -89,7 +88,7 @@ def _feedback(result: ExerciseResult, monkeypatch) -> str:
     nb = build_source_notebook("block_sum")
     (cell,) = nbb.cells_with(nb, solution=True)
     cell.source = PRINTING
-    monkeypatch.setattr(autograder.grader, "grade", lambda *a, **k: result)
+    monkeypatch.setattr(grader, "grade", lambda *a, **k: result)
     nb, _ = GradeWithAutograder(allow_provisional=True, device=TEST_DEVICE).preprocess(nb, {})
     return json.dumps([c.get("outputs", []) for c in nb.cells])
 
