@@ -9,7 +9,6 @@ import math
 from . import buffers
 from .child_channel import send, send_error
 from .child_contract import defined
-from .child_device import device_occupancy
 from .protocol import CaseRequest, CaseResult, Start
 from .shapes import evaluate as launch_shape
 
@@ -139,48 +138,20 @@ def run_cases(cuda, kernel, contract: dict, consts: dict, cases: list, driver,
 
 
 def run_calls(module, cases: list, path: str) -> None:
-    """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value.
-    With ``params["against_driver"]`` the GPU's own limits fill the arguments and the driver's
-    occupancy calculator gives the expected value (:func:`driver_occupancies`: computed before
-    any case starts, so the small kernel it compiles never counts against a case's limit).
-    """
-    answers = driver_occupancies(cases)
+    """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value
+    (the grader knows what it should be; the child never does)."""
     for case in cases:
         send(Start(case.id))
         params = case.params
         try:
-            args, expected = dict(params["args"]), None
-            if params.get("against_driver"):
-                answer = answers[args["threads_per_block"]]
-                if isinstance(answer, BaseException):
-                    raise answer
-                limits, expected = answer
-                args.update(limits)
-            value = defined(module, params["call"])(**args)
+            value = defined(module, params["call"])(**params["args"])
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{params['call']} must return a number, "
                                 f"got {type(value).__name__} {value!r:.60}")
         except BaseException as exc:
             send_error("run", exc, path, id=case.id, fatal=False)
             continue
-        send(CaseResult(case.id, value=value, expected=expected, args=args))
-
-
-def driver_occupancies(cases: list) -> dict:
-    """For each ``threads_per_block`` of the cases compared with the driver's occupancy
-    calculator (``params["against_driver"]``): :func:`autograder.child_device.device_occupancy`'s
-    (this GPU's limits, resident blocks per SM), or the exception it raised (its cases report
-    it). The first query compiles a small kernel: done here, before the cases start."""
-    answers: dict = {}
-    for case in cases:
-        threads = case.params.get("args", {}).get("threads_per_block")
-        if not case.params.get("against_driver") or threads in answers:
-            continue
-        try:
-            answers[threads] = device_occupancy(threads)
-        except Exception as exc:  # noqa: BLE001 - reported by the cases that need it
-            answers[threads] = exc
-    return answers
+        send(CaseResult(case.id, value=value))
 
 
 def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseRequest) -> dict:

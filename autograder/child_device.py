@@ -1,10 +1,9 @@
 """In the child: facts about the process and the GPU it runs on (the ``device`` and ``kernel``
-records, the driver's occupancy calculator, the packages check) and hardening of the process.
+records, the packages check) and hardening of the process.
 Imports Numba only inside functions called once the backend is chosen."""
 
 from __future__ import annotations
 
-import functools
 import os
 
 from .environment import PACKAGES_ENV, package_facts, package_mismatch
@@ -65,37 +64,6 @@ def kernel_facts(kernel) -> dict | None:
     """:func:`kernel_record`'s header, as sent, or None."""
     record = kernel_record(kernel)
     return record.to_header() if record else None
-
-
-def device_occupancy(threads_per_block: int) -> tuple[dict, int]:
-    """This GPU's per-SM limits, as the occupancy exercise's arguments, and the driver's
-    occupancy calculator's resident blocks per SM for a small kernel (few registers, no shared
-    memory) at ``threads_per_block``. The kernel is compiled on the first call only."""
-    from numba import cuda
-
-    dev = cuda.get_current_device()
-    limits = {"max_threads_per_sm": int(dev.MAX_THREADS_PER_MULTIPROCESSOR),
-              "max_blocks_per_sm": int(dev.MAX_BLOCKS_PER_MULTIPROCESSOR),
-              "shared_bytes_per_sm": int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)}
-    blocks = cuda.current_context().get_active_blocks_per_multiprocessor(
-        _small_kernel()._codelibrary.get_cufunc(), threads_per_block, 0)
-    return limits, int(blocks)
-
-
-@functools.cache
-def _small_kernel():
-    """A small kernel (one int32 array argument), compiled once per process (a child has one
-    CUDA context), and kept, so that its module stays loaded."""
-    import numpy as np
-    from numba import cuda, typeof
-
-    @cuda.jit
-    def small(a):
-        i = cuda.grid(1)
-        if i < a.size:
-            a[i] = i
-
-    return small.compile((typeof(cuda.device_array(1, np.int32)),))
 
 
 def start_driver_early():

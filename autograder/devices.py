@@ -98,8 +98,7 @@ def default_limits(backend: str) -> Limits:
     what a deadlocked case costs, and it is safe for a correct kernel on a loaded host because
     nothing slow happens inside a GPU case any more: every case's kernel is compiled before the
     first case's ``start`` (:func:`autograder.child_cases.compile_for_cases`; a grid-barrier
-    exercise's multi-phase kernel by its driver's ``prepare``; the occupancy calculator's small
-    kernel by :func:`autograder.child_cases.driver_occupancies`; a kernel with a scalar
+    exercise's multi-phase kernel by its driver's ``prepare``; a kernel with a scalar
     argument would still compile in its first case: no exercise has one), and waiting for the
     GPU lock does not count. What is left is a case's own GPU work and host-device copies (the
     largest cases move a few tens of MB): milliseconds, far inside 5 s even when other

@@ -39,6 +39,9 @@ Conventions for every kernel exercise:
 - 2-D launches follow the lectures: `x` runs along columns, `y` along rows:
   `row = blockIdx.y * blockDim.y + threadIdx.y`, `col = blockIdx.x * blockDim.x + threadIdx.x`.
 - `ceil(a / b)` below is integer ceiling division.
+- What the code prints once the tests have started (a `print` in a kernel or a function) is shown
+  to the instructor only; the public tests (`autograder grade --public`, the notebook's public-test
+  cell) show it.
 """
 
 COMMAND_LINE = """\

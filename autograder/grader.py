@@ -16,12 +16,12 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
-from . import children, diagnostics, exercises, judge, plan
+from . import children, diagnostics, driver_occupancy, exercises, judge, plan
 from . import preflight as preflight_mod
 from .devices import (default_limits, gpu_available, gpu_count,  # noqa: F401 (re-exported)
                       no_gpu_reason, resolve_device)
 from .host_blas import single_threaded_blas
-from .judge_cases import all_tests, early_failure, once
+from .judge_cases import all_tests, early_failure, once, printed_for_student
 from .protocol import Compiled, Device, Imported, Kernel, received
 from .results import ExerciseResult, Status
 from .sandbox import Limits, scratch_dir
@@ -87,7 +87,7 @@ def _grade_submission(submission, exercise, backend, seed, limits, sanitize) -> 
         result.tests = once(all_tests(exercise, Status.ERROR, msg),
                             "not run: the code does not parse (see above)")
         return result
-    cases = plan.make_cases(exercise, seed)
+    cases = driver_occupancy.fill(exercise, plan.make_cases(exercise, seed), backend)
     return _grade_source(exercise, source, backend, cases, limits or default_limits(backend),
                          result, sanitize)
 
@@ -127,14 +127,24 @@ def _grade_source(exercise, source: Source, backend: str, cases: list, limits: L
                     kernel=kernel.to_header() if kernel else None)
     if backend == "sim" and compiled_run is not None:
         judge.void_unless_compiled(result.tests, source, run, compiled_run)
-    _add_notes(result, source, kids)
+    _add_notes(result, source, kids, cases)
     _scrub_paths(result, work)
     return result
 
 
-def _add_notes(result: ExerciseResult, source: Source, kids: children.Children) -> None:
+#: The student's note when what their code printed went to the instructor alone.
+PRINTED_NOTE = ("your code printed something while it was graded: what it prints during the "
+                "tests is shown to the instructor only. The public tests (the notebook's "
+                "public-test cell, or `autograder grade --public`) show what it prints.")
+
+
+def _add_notes(result: ExerciseResult, source: Source, kids: children.Children,
+               cases: list) -> None:
     """The children's notes (the sandbox's for the instructor, the rest for the student), the
-    statements the child skipped (instructor) and what the submission printed (student)."""
+    statements the child skipped (instructor) and what the submission printed: for the student
+    only when no test but public ones (``cases``: the grading's planned cases) could have
+    printed it (:func:`autograder.judge_cases.printed_for_student`), else for the instructor,
+    and the student reads :data:`PRINTED_NOTE`."""
     for child in (kids.run, kids.compiled):
         for note in (child.notes if child is not None else []):
             notes = result.instructor_notes if note.startswith("sandbox:") else result.notes
@@ -143,8 +153,15 @@ def _add_notes(result: ExerciseResult, source: Source, kids: children.Children) 
     skipped = judge.skipped_note(source, kids.run)
     if skipped:
         result.instructor_notes.append(skipped)
-    if kids.run.output.strip():
-        result.notes.append("your code printed:\n" + kids.run.output.strip()[-1500:])
+    printed = kids.run.output.strip()[-1500:]
+    if not printed:
+        return
+    if printed_for_student(kids.run, cases):
+        result.notes.append("your code printed:\n" + printed)
+    else:
+        result.instructor_notes.append("the code printed while it was graded (not shown to the "
+                                       "student):\n" + printed)
+        result.notes.append(PRINTED_NOTE)
 
 
 def _scrub_paths(result: ExerciseResult, work: Path) -> None:

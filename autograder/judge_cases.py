@@ -1,5 +1,6 @@
 """Judging a child's records (:mod:`autograder.protocol`) into correctness tests: the outputs of
-each case against the float64 reference, a function's value against the expected one, and what
+each case against the float64 reference, a function's value against the expected one (the
+instructor's, or the driver's that :mod:`autograder.driver_occupancy` asked for), and what
 a child that never got that far means. Pure: a function of the exercise, the submission's
 source, the planned cases and the children's records and endings; it starts nothing."""
 
@@ -10,7 +11,7 @@ import numpy as np
 from . import diagnostics, shapes
 from .compare import check_margins, compare_output, wrong_mask
 from .exercises.base import Exercise
-from .protocol import CaseResult, Error, Imported, ProtocolError, Rejected, received
+from .protocol import CaseResult, Error, Imported, ProtocolError, Rejected, Start, received
 from .results import Kind, Status, TestResult
 from .submission import Source
 
@@ -59,9 +60,25 @@ def once(tests: list[TestResult], rest: str) -> list[TestResult]:
 
 
 def output_hint(run) -> str:
-    """The last lines the child printed, for a message about a child that ended early."""
+    """The last lines the child printed, for a message about a child that ended early; ``""``
+    once a test had started (:func:`printed_for_student`: that output is the instructor's)."""
+    if received(run).first(Start) is not None:
+        return ""
     tail = run.output.strip().splitlines()[-3:]
     return (" Last output: " + " | ".join(tail)) if tail else ""
+
+
+def printed_for_student(run, cases) -> bool:
+    """May the student see what the child ``run`` printed? Only when no test of theirs could
+    have printed it: the child never started one (no ``start`` record: what it printed came
+    before any of the student's code ran, such as an import's warnings), or the ``cases`` it
+    was given (:class:`autograder.plan.PlannedCase`) are all public (a public-tests run, whose
+    inputs the notebook shows anyway). The first ``start`` is sent before the student's code
+    first runs, so a hostile child cannot hide it. Else what it printed goes to the instructor
+    alone: a ``print`` in a kernel would list the hidden cases' sizes and inputs."""
+    if received(run).first(Start) is None:
+        return True
+    return all(c.spec.visibility == "public" for c in cases)
 
 
 def early_failure(source: Source, run) -> tuple[Status, str] | None:
@@ -140,11 +157,11 @@ def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dic
     if exercise.contract.functions:
         if got.value is None:
             raise ProtocolError("case record without a value")
-        if spec.params.get("against_driver"):  # the driver's occupancy calculator, on this GPU
-            return judge_value({**spec.params, "args": got.args or {}}, got.value, got.expected,
-                               spec.points, "the driver's occupancy calculator")
         expected = c.expected(exercise.reference, spec.params)["value"]
-        return judge_value(spec.params, got.value, expected, spec.points)
+        # against_driver: asked of the driver by the grader (autograder.driver_occupancy.fill)
+        return judge_value(spec.params, got.value, expected, spec.points,
+                           "the driver's occupancy calculator"
+                           if spec.params.get("against_driver") else "expected")
     expected = c.expected(exercise.reference, {**spec.params, **consts})
     problems, masks = [], []
     for name, (shape, _) in c.outputs.items():

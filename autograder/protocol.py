@@ -316,15 +316,13 @@ class Start(Record):
 @dataclass(frozen=True)
 class CaseResult(Record):
     """A case's raw outputs. Kernel exercises: ``outputs``, the guarded output buffers by name
-    (sent as arrays). Function exercises: the ``value`` returned, with the ``args`` it was
-    called with and the driver's ``expected`` value (None unless computed in the child)."""
+    (sent as arrays). Function exercises: the ``value`` the student's function returned. Never
+    an expected value: the child does not know one, and the grader judges."""
 
     TYPE = "case"
     id: int | str
     outputs: dict = field(default_factory=dict)
     value: int | float | None = None
-    expected: int | float | None = None
-    args: dict | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         return dict(self.outputs)
@@ -337,8 +335,7 @@ class CaseResult(Record):
         value = _get(h, "value", _num, None)
         if value is None and not arrays:
             raise ProtocolError("case record without outputs or value")
-        return cls(_get(h, "id", _id), dict(arrays), value, _get(h, "expected", _num, None),
-                   _get(h, "args", _is(dict), None), **_stamp(h))
+        return cls(_get(h, "id", _id), dict(arrays), value, **_stamp(h))
 
 
 @dataclass(frozen=True)

@@ -77,11 +77,13 @@ class ExerciseResult:
     came from, so an instructor can replay the run (``autograder grade --seed``). ``phases_s``
     splits the child's wall time in seconds: ``startup`` (interpreter, numba, CUDA context),
     ``import`` (the student's module), ``compile`` (PTX check), ``tests``, ``timing``.
-    ``notes`` are for the student (what their code printed); ``instructor_notes`` only for the
+    ``notes`` are for the student (what their code printed before any test started or in a run
+    of public tests only, else that it printed something); ``instructor_notes`` only for the
     instructor's views (the console of ``grade``, the JSON, the stored row, Gradescope's
-    ``extra_data``): how the child ran (sandbox mode) and which top-level statements of the
-    submission the grader skipped. Student-facing outputs (HTML report, nbgrader grade cells,
-    Gradescope's ``output``) show ``notes`` alone.
+    ``extra_data``): how the child ran (sandbox mode), which top-level statements of the
+    submission the grader skipped, and what the code printed once a hidden test could have run
+    (:func:`autograder.judge_cases.printed_for_student`). Student-facing outputs (HTML report,
+    nbgrader grade cells, Gradescope's ``output``) show ``notes`` alone.
     """
 
     exercise: str

@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sandbox", ("sandbox",)),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "diagnostics", "hints",
                        "children", "reference_warmup")),
-    ("entry points", ("grader", "preflight", "batch", "self_check")),
+    ("entry points", ("grader", "preflight", "driver_occupancy", "batch", "self_check")),
     ("front ends", ("cli", "docs", "report", "report.*", "nbgrader", "nbgrader.*", "gradescope",
                     "gradescope.*")),
 ]

@@ -5,7 +5,7 @@ its kind is rejected, so the grader judges it an error instead of crashing. No c
 from __future__ import annotations
 
 import io
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -28,7 +28,7 @@ EXAMPLES = [
     Compiled(".version 8.4\n.target sm_90\n"),
     Start(0), Start("timing"),
     CaseResult(2, {"C": np.arange(12, dtype=np.float32)}),
-    CaseResult(1, value=8, expected=8, args={"threads_per_block": 256}),
+    CaseResult(1, value=8),
     Kernel(32, 2048, 0, 1024),
     Instrumented({"races": [], "blocks_run": 4}),
     Ready(),
@@ -54,6 +54,15 @@ def test_every_kind_survives_the_channel(record):
             assert all(np.array_equal(want[k], got[k]) for k in want)
         else:
             assert got == want, name
+
+
+def test_a_case_record_carries_only_what_the_student_s_code_produced():
+    # A child that adds its own verdict or expected value is not listened to: the grader judges.
+    header = {"type": "case", "id": 1, "value": 8, "expected": 8, "passed": True,
+              "args": {"threads_per_block": 256}}
+    back = parse(header, {})
+    assert back == CaseResult(1, value=8)
+    assert {f.name for f in fields(CaseResult)} == {"id", "outputs", "value", "arrived"}
 
 
 def test_every_kind_has_an_example():

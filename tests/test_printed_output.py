@@ -1,0 +1,120 @@
+"""What a submission prints while it is graded reaches the instructor only: a ``print`` in a
+kernel compiles for a GPU too, and would list every hidden case's size and inputs in the
+student's report. Printed before any test started (nothing of the student's had run), or in a
+run of public tests only, it stays with the student."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+from autograder import exercises, grader
+from autograder.judge_cases import output_hint, printed_for_student
+from autograder.nbgrader import notebook as nbb
+from autograder.nbgrader.authoring import build_source_notebook
+from autograder.nbgrader import public
+from autograder.nbgrader.preprocessor import GradeWithAutograder
+from autograder.plan import make_cases
+from autograder.protocol import Imported, Start
+from autograder.report.export import to_gradescope
+from autograder.results import ExerciseResult
+from autograder.sandbox import ChildRun
+from conftest import ROOT, TEST_DEVICE
+
+BASE = 900_000_000  # the kernel prints BASE + n (n >= 1): numbers its source does not hold
+#: block_sum's solution, printing the size and first value of each case's input.
+PRINTING = f'''from numba import cuda, float32
+
+BLOCK_SIZE = 256
+
+
+@cuda.jit
+def block_sum(x, partial):
+    sums = cuda.shared.array(BLOCK_SIZE, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK_SIZE + tid
+    if i == 0:
+        print({BASE} + x.shape[0], x[0])
+    sums[tid] = x[i] if i < x.shape[0] else float32(0.0)
+    cuda.syncthreads()
+    stride = BLOCK_SIZE // 2
+    while stride > 0:
+        if tid < stride:
+            sums[tid] += sums[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = sums[0]
+'''
+
+
+def _record(r) -> tuple[dict, dict]:
+    return r.to_header(), {}
+
+
+def test_only_output_no_test_of_the_student_s_could_have_printed_is_theirs():
+    cases = make_cases(exercises.get("block_sum"), 1)
+    public_only = [c for c in cases if c.spec.visibility == "public"]
+    before = ChildRun(records=[_record(Imported({}, []))], ended="exited", exit_code=1,
+                      output="a warning\nthe last words")
+    during = ChildRun(records=[_record(Imported({}, [])), _record(Start(0))], ended="exited",
+                      exit_code=1, output=f"{BASE + 1500} 0.25")
+    assert printed_for_student(before, cases)
+    assert not printed_for_student(during, cases)
+    assert printed_for_student(during, public_only)
+    assert output_hint(before) == " Last output: a warning | the last words"
+    assert output_hint(during) == ""
+
+
+def _printed(text: str) -> set[int]:
+    """The sizes whose printed number (``BASE + n``) ``text`` holds."""
+    return {int(m) - BASE for m in re.findall(r"\b9\d{8}\b", text)} - {0}
+
+
+def _student_texts(result: ExerciseResult) -> list[str]:
+    """Everything of ``result`` a student may be shown: its notes, Gradescope's output and its
+    tests' outputs (hidden ones once grades are published)."""
+    gradescope = to_gradescope(result.to_dict())
+    return (list(result.notes) + [gradescope["output"]]
+            + [t["output"] for t in gradescope["tests"]])
+
+
+def _feedback(result: ExerciseResult, monkeypatch) -> str:
+    """The text and HTML the nbgrader autograde preprocessor writes into the cells of the
+    student's notebook for ``result``: what ``nbgrader generate_feedback`` shows (the notebook's
+    ``kernelgrade`` metadata, with the whole result, is the instructor's)."""
+    nb = build_source_notebook("block_sum")
+    (cell,) = nbb.cells_with(nb, solution=True)
+    cell.source = PRINTING
+    monkeypatch.setattr(grader, "grade", lambda *a, **k: result)
+    nb, _ = GradeWithAutograder(allow_provisional=True, device=TEST_DEVICE).preprocess(nb, {})
+    return json.dumps([c.get("outputs", []) for c in nb.cells])
+
+
+def test_a_kernel_that_prints_its_inputs_shows_them_to_the_instructor_only(tmp_path,
+                                                                           monkeypatch):
+    path = tmp_path / "printing.py"
+    path.write_text(PRINTING, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(path),
+                          "--exercise", "block_sum", "--device", TEST_DEVICE, "--json",
+                          "--seed", "7"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = ExerciseResult.from_dict(json.loads(out.stdout))
+    assert _printed("\n".join(result.instructor_notes)), result.instructor_notes
+    assert not [t for t in _student_texts(result) if _printed(t)]
+    assert grader.PRINTED_NOTE in result.notes
+    feedback = _feedback(result, monkeypatch)
+    assert not _printed(feedback)
+    assert "shown to the instructor only" in feedback
+
+
+def test_the_public_tests_show_what_the_code_prints(tmp_path):
+    path = tmp_path / "printing.py"
+    path.write_text(PRINTING, encoding="utf-8")
+    result = public.public_file_result(path, "block_sum", device=TEST_DEVICE)
+    sizes = {c.params["n"] for c in exercises.get("block_sum").cases if c.visibility == "public"}
+    assert any(n.startswith("your code printed:") and sizes <= _printed(n) for n in result.notes)
+    assert sizes <= _printed(public.report(result))
