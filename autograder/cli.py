@@ -319,6 +319,9 @@ def mutants_command(
     equivalent_file: Optional[Path] = typer.Option(
         None, "--equivalent", help="The list of equivalent mutants (default: the exercise "
                                    "folder's mutants/equivalent.toml)."),
+    strict: bool = typer.Option(False, help="Count an unlisted mutant that lost nothing as a "
+                                            "survivor even when points were skipped (the "
+                                            "simulator as a gate)."),
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
@@ -370,7 +373,7 @@ def mutants_command(
         _fail(str(exc))
     backend = next((r["device"] for r in results.values()), device)
     analysis = run.analyse(exercise, chosen, listed, results, errors, backend,
-                           {m.id for m in every})
+                           {m.id for m in every}, strict)
     if as_json:
         sys.stdout.write(json.dumps(analysis.to_dict(), indent=1) + "\n")
     else:

@@ -95,6 +95,16 @@ class _Text:
         start, end = self.span(node)
         return self.source[start:end]
 
+    def parenthesized(self, node: ast.AST) -> tuple[int, int]:
+        """The span of ``node`` with the parentheses that enclose it alone, as in ``(b)``."""
+        start, end = self.span(node)
+        while True:
+            before = self.source[:start].rstrip()
+            after = self.source[end:].lstrip()
+            if not (before.endswith("(") and after.startswith(")")):
+                return start, end
+            start, end = len(before) - 1, len(self.source) - len(after) + 1
+
     def token(self, wanted: str, after: int, before: int) -> tuple[int, int] | None:
         """The first operator or name token ``wanted`` between two offsets."""
         for string, start, end in self.tokens:
@@ -187,11 +197,9 @@ def _edits(node: ast.AST, text: _Text) -> Iterator[_Edit]:
             yield _Edit("floordiv", "div", *found, "/")
     elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) \
             and len(node.slice.elts) == 2:
-        first, second = node.slice.elts
-        start, mid = text.span(first)
-        between, end = text.span(second)
-        yield _Edit("index", "swap", start, end,
-                    text.of(second) + text.source[mid:between] + text.of(first))
+        (start, mid), (between, end) = (text.parenthesized(e) for e in node.slice.elts)
+        yield _Edit("index", "swap", start, end, text.source[between:end]
+                    + text.source[mid:between] + text.source[start:mid])
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id in ("min", "max"):
         new = "max" if node.func.id == "min" else "min"

@@ -8,9 +8,10 @@ every mutant in its own child on the batch's workers). Each result gets a verdic
 ``killed``      it lost points: a test failed, erred or timed out, or passed with fewer points;
 ``survived``    full marks, and not in the exercise's list of equivalent mutants: a blind spot
                 of the hidden tests (or a missing entry in the list);
-``equivalent``  full marks, and listed (:mod:`autograder.mutation.equivalent`);
-``not judged``  it lost nothing, but some points were skipped (on the simulator: the timing
-                test and the GPU-only sizes), so whether it survives is for a GPU to say;
+``equivalent``  it lost nothing, and it is listed (:mod:`autograder.mutation.equivalent`);
+``not judged``  it lost nothing and is not listed, but some points were skipped (on the
+                simulator: the timing test and the GPU-only sizes), so whether it survives is
+                for a GPU to say (``strict``: a survivor);
 ``not graded``  the grader itself failed on it (batch stored nothing; a rerun retries it).
 
 With ``out`` the mutant files, the store (``results.sqlite``) and a manifest of the mutants'
@@ -26,9 +27,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import exercises
-from . import equivalent
-from .operators import Mutant, mutants
+from .operators import Mutant
 
 KILLED, SURVIVED, EQUIVALENT, NOT_JUDGED, NOT_GRADED = (
     "killed", "survived", "equivalent", "not judged", "not graded")
@@ -89,14 +88,6 @@ class Analysis:
                                        if o.verdict == SURVIVED],
                 "warnings": list(self.warnings),
                 "mutants": [o.to_dict() for o in self.outcomes]}
-
-
-def make(exercise: str, operators: list[str] | None = None) -> list[Mutant]:
-    """The one-edit mutants of ``exercise``'s instructor solution. Raises
-    ``FileNotFoundError`` (no solution), ``ValueError`` (an unknown operator) or
-    ``SyntaxError``."""
-    source = exercises.solution_path(exercise).read_text(encoding="utf-8")
-    return mutants(source, operators)
 
 
 def classify(result: dict) -> tuple[str, str]:
@@ -189,11 +180,12 @@ def grade(exercise: str, chosen: list[Mutant], device: str = "auto",
 
 def analyse(exercise: str, chosen: list[Mutant], listed: dict[str, str],
             results: dict[str, dict], errors: dict[str, str], device: str,
-            every_id: set[str] | None = None) -> Analysis:
+            every_id: set[str] | None = None, strict: bool = False) -> Analysis:
     """The verdicts of ``chosen`` from their ``results`` and the grader's ``errors``, against
     ``listed`` (id -> reason). ``every_id``: the ids of all the solution's mutants, whatever
     operators were chosen (a listed id outside it no longer exists); None: those of
-    ``chosen``."""
+    ``chosen``. ``strict``: an unlisted mutant that lost nothing is a survivor even when some
+    points were skipped (a simulator run as a gate)."""
     analysis = Analysis(exercise, device)
     known = every_id if every_id is not None else {m.id for m in chosen}
     for mutant_id in sorted(set(listed) - known):
@@ -207,8 +199,10 @@ def analyse(exercise: str, chosen: list[Mutant], listed: dict[str, str],
             continue
         result = results[m.id]
         verdict, why = classify(result)
-        if verdict == SURVIVED and reason is not None:
+        if verdict in (SURVIVED, NOT_JUDGED) and reason is not None:
             verdict = EQUIVALENT
+        elif verdict == NOT_JUDGED and strict:
+            verdict = SURVIVED
         if verdict == KILLED and reason is not None:
             analysis.warnings.append(f"{m.id} is listed as equivalent but was killed: {why}")
         analysis.outcomes.append(Outcome(m, verdict, why, reason, result.get("score"),
