@@ -24,6 +24,7 @@ from rich.markup import escape  # noqa: E402
 
 from . import exercises  # noqa: E402
 from .errors import GraderSetupError  # noqa: E402
+from .mutation.operators import OPERATORS  # noqa: E402
 from .report import console as console_report  # noqa: E402
 from .report import json_report  # noqa: E402
 
@@ -309,8 +310,8 @@ def mutants_command(
     device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
     workers: Optional[int] = typer.Option(None, help="Local Dask workers, as for batch."),
     operator: Optional[list[str]] = typer.Option(
-        None, "--operator", "-o", help="Only this mutation operator (repeatable): relop, "
-        "boolop, sync, guard, axis, int, augadd, index, floordiv, minmax."),
+        None, "--operator", "-o", help="Only this mutation operator (repeatable): "
+        f"{', '.join(OPERATORS)} (docs/mutants.md)."),
     only_list: bool = typer.Option(False, "--list", help="Make the mutants and list them; "
                                                          "grade nothing."),
     out: Optional[Path] = typer.Option(None, help="Keep the mutants and their results "
