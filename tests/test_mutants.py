@@ -172,6 +172,28 @@ def test_the_analysis_checks_the_list_of_equivalent_mutants():
     assert strict.outcomes[3].verdict == run.SURVIVED
 
 
+def test_a_kept_folder_forgets_results_of_changed_mutants_and_of_the_other_device(tmp_path):
+    from autograder.store import ResultStore
+
+    chosen = mutants(_body("return a < b", "return 1"))
+    store = ResultStore(tmp_path / run.STORE)
+    for m, device in zip(chosen, ["sim", "sim", "gpu:NVIDIA H200", "sim"]):
+        store.save(f"{m.id}/f", m.id, {"exercise": "f", "submission": m.id, "score": 1,
+                                       "max_score": 1, "provisional": False, "device": device})
+    store.close()
+    run._forget_stale(tmp_path, chosen, "sim")  # the first run: no manifest, all forgotten
+    assert not ResultStore(tmp_path / run.STORE).rows()
+    store = ResultStore(tmp_path / run.STORE)
+    for m, device in zip(chosen, ["sim", "sim", "gpu:NVIDIA H200", "sim"]):
+        store.save(f"{m.id}/f", m.id, {"exercise": "f", "submission": m.id, "score": 1,
+                                       "max_score": 1, "provisional": False, "device": device})
+    store.close()
+    changed = [chosen[0], *mutants(_body("return a < b", "return 2"))[1:]]
+    run._forget_stale(tmp_path, changed, "sim")
+    kept = [r["student"] for r in ResultStore(tmp_path / run.STORE).rows()]
+    assert kept == [chosen[0].id]  # the others changed, or were graded on a GPU
+
+
 def _cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "autograder.cli", "mutants", *args],

@@ -100,7 +100,7 @@ def classify(result: dict) -> tuple[str, str]:
             return KILLED, _one_line(f"{t['name']}: {t['status']} ({t.get('message', '')})")
     pending = sum(t["max_points"] for t in tests if t["status"] == "skipped")
     if pending > 0:
-        return NOT_JUDGED, f"lost nothing the simulator grades; {pending:g} points need a GPU"
+        return NOT_JUDGED, f"lost nothing graded here; {pending:g} points skipped (need a GPU)"
     flagged = [t for t in tests if t["status"] != "passed" and t["status"] != "skipped"]
     if flagged:
         return SURVIVED, _one_line("full marks; " + "; ".join(
