@@ -24,6 +24,7 @@ from rich.markup import escape  # noqa: E402
 
 from . import exercises  # noqa: E402
 from .errors import GraderSetupError  # noqa: E402
+from .mutation.operators import OPERATORS  # noqa: E402
 from .report import console as console_report  # noqa: E402
 from .report import json_report  # noqa: E402
 
@@ -301,6 +302,101 @@ def export(
     if provisional:  # on standard error: the CSV / JSON on standard output stays clean
         err.print(f"{provisional} of {len(rows)} scores are provisional: some points need a "
                   "GPU (each row says how many)")
+
+
+@app.command("mutants")
+def mutants_command(
+    exercise: str = typer.Argument(..., help="Exercise name."),
+    device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
+    workers: Optional[int] = typer.Option(None, help="Local Dask workers, as for batch."),
+    operator: Optional[list[str]] = typer.Option(
+        None, "--operator", "-o", help="Only this mutation operator (repeatable): "
+        f"{', '.join(OPERATORS)} (docs/mutants.md)."),
+    only_list: bool = typer.Option(False, "--list", help="Make the mutants and list them; "
+                                                         "grade nothing."),
+    out: Optional[Path] = typer.Option(None, help="Keep the mutants and their results "
+                                                  "(results.sqlite) in this folder; a rerun "
+                                                  "grades only what changed."),
+    equivalent_file: Optional[Path] = typer.Option(
+        None, "--equivalent", help="The list of equivalent mutants (default: the exercise "
+                                   "folder's mutants/equivalent.toml)."),
+    strict: bool = typer.Option(False, help="Count an unlisted mutant that lost nothing as a "
+                                            "survivor even when points were skipped (the "
+                                            "simulator as a gate)."),
+    sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
+    as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
+    solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
+) -> None:
+    """Grade the one-edit mutants of an exercise's solution and list the survivors; exit 1 if
+    one is not in the exercise's list of equivalent mutants (docs/mutants.md)."""
+    import json
+
+    from rich.table import Table
+
+    from .mutation import equivalent, run
+    from .mutation.operators import mutants as make_mutants
+
+    if exercise not in exercises.names():
+        _fail(str(exercises.UnknownExercise(exercise)))
+    _use_solutions(solutions_dir)
+    _use_preflight_cache(preflight_cache)
+    try:
+        source = exercises.solution_path(exercise).read_text(encoding="utf-8")
+        every = make_mutants(source)
+        chosen = make_mutants(source, operator) if operator else every
+        listed = equivalent.load(equivalent_file or equivalent.path(exercise))
+    except (FileNotFoundError, ValueError, SyntaxError) as exc:
+        _fail(str(exc))
+    out_console = Console(width=None if sys.stdout.isatty() else 200)
+    if only_list:
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            for m in chosen:
+                (out / f"{m.id}.py").write_text(m.source, encoding="utf-8")
+        if as_json:
+            sys.stdout.write(json.dumps({"exercise": exercise, "mutants": [
+                {"id": m.id, "operator": m.operator, "line": m.line,
+                 "description": m.description, "equivalent": listed.get(m.id)}
+                for m in chosen]}, indent=1) + "\n")
+            return
+        table = Table(title=f"{len(chosen)} mutants of {exercise}")
+        for col in ("mutant", "change", "listed as equivalent"):
+            table.add_column(col, overflow="fold")
+        for m in chosen:
+            table.add_row(m.id, escape(m.description), escape(listed.get(m.id, "")))
+        out_console.print(table)
+        return
+    try:
+        results, errors = run.grade(exercise, chosen, device, workers, sanitize, out,
+                                    progress=sys.stderr.isatty() and not as_json)
+    except (ValueError, GraderSetupError) as exc:
+        _fail(str(exc))
+    backend = next((r["device"] for r in results.values()), device)
+    analysis = run.analyse(exercise, chosen, listed, results, errors, backend,
+                           {m.id for m in every}, strict)
+    if as_json:
+        sys.stdout.write(json.dumps(analysis.to_dict(), indent=1) + "\n")
+    else:
+        colour = {run.KILLED: "green", run.SURVIVED: "red", run.EQUIVALENT: "cyan",
+                  run.NOT_JUDGED: "yellow", run.NOT_GRADED: "red"}
+        table = Table(title=f"Mutants of {exercise} on {backend}")
+        for col in ("mutant", "verdict", "score", "change", "why"):
+            table.add_column(col, overflow="fold")
+        order = {v: i for i, v in enumerate(run.VERDICTS)}
+        for o in sorted(analysis.outcomes, key=lambda o: order[o.verdict]):
+            score = "" if o.score is None else f"{o.score:g}/{o.max_score:g}"
+            table.add_row(o.mutant.id, f"[{colour[o.verdict]}]{o.verdict}[/]", score,
+                          escape(o.mutant.description), escape(o.reason or o.why))
+        out_console.print(table)
+        out_console.print(analysis.summary())
+    for warning in analysis.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+    for o in analysis.outcomes:
+        if o.verdict == run.SURVIVED:
+            err.print(f"[red]survivor not listed as equivalent[/red] {o.mutant.id}: "
+                      f"{escape(o.mutant.description)}", soft_wrap=True)
+    raise typer.Exit(1 if analysis.failed else 0)
 
 
 @app.command("exercises")
