@@ -669,7 +669,7 @@ def _check_skipped_bindings(runner: _Runner, text: str, live) -> None:
             reader = None
             if name in reads:
                 who = reads[name]
-                kind = "kernel" if runner.k.is_kernel(runner.ns.get(who)) else "function"
+                kind = _function_kind(runner.ns.get(who), runner.k)
                 reader = f"your {kind} {who} reads it"
             elif name in live:
                 reader = "the exercise asks for it"
@@ -803,11 +803,17 @@ def _check_kernels(runner: _Runner, defs: dict) -> None:
         node = defs.get(getattr(code, "co_firstlineno", None))
         if node is None or code.co_filename != runner.path:
             continue
-        device = getattr(value, "_device", None)
-        if device is None:
-            device = bool(getattr(value, "targetoptions", {}).get("device", False))
-        _check_kernel_body(node, runner.ns, runner.k,
-                           "device function" if device else "kernel")
+        _check_kernel_body(node, runner.ns, runner.k, _function_kind(value, runner.k))
+
+
+def _function_kind(value, kinds: _Kinds) -> str:
+    """``kernel``, ``device function`` or ``function``."""
+    if not kinds.is_kernel(value):
+        return "function"
+    device = getattr(value, "_device", None)
+    if device is None:
+        device = bool(getattr(value, "targetoptions", {}).get("device", False))
+    return "device function" if device else "kernel"
 
 
 def run_definitions(text: str, path: str, namespace: dict, lazy: bool = False,
