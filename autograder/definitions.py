@@ -434,7 +434,8 @@ class _Runner:
         for node in tree.body:
             try:
                 self.statement(node)
-                self.kept.append(node)
+                if not _is_main_guard(node):  # never run, as when Python imports the file
+                    self.kept.append(node)
             except Disallowed as exc:
                 self.skip(node, str(exc))
             except Exception as exc:
