@@ -777,8 +777,9 @@ def _module_value_problem(node, ns, kinds: _Kinds, local, fn):
         if kinds.is_data(value):
             if ns[root].__name__.split(".")[0] != "numba":
                 return None  # math.pi, np.inf: constants
-            return (node.lineno, f"`{where}` is a setting of Numba, which differs between "
-                                 "the simulator and a GPU: a kernel may not read it")
+            return (node.lineno, f"`{where}` is {value!r:.30} here, not a function or type of "
+                                 "Numba: a setting, or what the simulator lacks, which differs "
+                                 "between the simulator and a GPU; a kernel may not read it")
     if isinstance(value, types.ModuleType) and _used_as_value(node, fn):
         return (node.lineno, f"the module `{where}` is used as a value: a kernel may only "
                              "call its functions and read its types")

@@ -3,7 +3,7 @@
 # compiling and drops the branch the simulator takes.
 # adversarial-exercise: tiled_matmul
 # kernelgrade-expect-sim: correctness=error
-# adversarial-message-sim: `cuda.ldca` is a setting of Numba
+# adversarial-message-sim: `cuda.ldca` is None here, not a function
 from numba import cuda, float32
 
 TILE_WIDTH = 16

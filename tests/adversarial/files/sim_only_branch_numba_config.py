@@ -3,7 +3,7 @@
 # product there, nothing on a GPU.
 # adversarial-exercise: tiled_matmul
 # kernelgrade-expect-sim: correctness=error
-# adversarial-message-sim: is a setting of Numba
+# adversarial-message-sim: `numba.config.ENABLE_CUDASIM` is 1 here, not a function
 import numba
 from numba import cuda, float32
 
