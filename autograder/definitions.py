@@ -29,7 +29,20 @@ take data only: the simulator child and the GPU-compile child build the same def
 
 With this, on a GPU no student Python runs in the child at all: kernels and device functions are
 compiled by Numba. On the simulator a kernel's body runs as Python, which is why the grader
-counts simulator results only for a kernel that also compiles for a real GPU.
+counts simulator results only for a kernel that also compiles for a real GPU, from the same
+definitions (:func:`bindings`, compared by :func:`autograder.judge.definitions_differ`).
+
+What the simulator runs must be what a GPU compiles, and Numba drops a branch whose condition it
+can decide while compiling. So the loader also refuses (:class:`NotGradable`, with the line):
+
+* a skipped statement that binds a name the kept code reads: a kernel, device function or a
+  function they call, a later kept statement that such code depends on, or a name the exercise
+  asks for (``ON_SIM = None`` then ``ON_SIM = cuda.ldca``: None on the simulator, so skipped
+  there, and a function when compiled for a GPU);
+* in a kernel or device function, what the simulator and a GPU answer differently: Python type
+  tests and other built-ins outside :data:`KERNEL_BUILTINS`, values read off Numba's modules
+  (``numba.config.ENABLE_CUDASIM``), a module used as a value, ``try``, ``global``,
+  ``nonlocal`` and attributes with a leading underscore (:func:`_check_kernel_body`).
 """
 
 from __future__ import annotations
@@ -731,8 +744,8 @@ def _check_kernel_body(fn: ast.FunctionDef, ns: dict, kinds: _Kinds, what: str) 
     """Refuse, in a kernel or device function, what can run differently on the simulator than
     on a GPU: a built-in outside :data:`KERNEL_BUILTINS`, a setting read off Numba's modules
     (``numba.config.ENABLE_CUDASIM``; ``cuda.ldca``, a function on a GPU, is None on the
-    simulator), a module kept in a variable or compared, ``try``, ``global`` and ``nonlocal``, and attributes with a leading
-    underscore. Raises :class:`NotGradable`."""
+    simulator), a module kept in a variable or compared, ``try``, ``global`` and ``nonlocal``,
+    and attributes with a leading underscore. Raises :class:`NotGradable`."""
     local = _function_locals(fn)
     refuse = None
     for n in ast.walk(fn):

@@ -169,7 +169,8 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
                                   "result does not count")
 
 
-def definitions_differ(source: Source, ran: Imported | None, built: Imported | None) -> str | None:
+def definitions_differ(source: Source, ran: Imported | None,
+                       built: Imported | None) -> str | None:
     """Why the simulator child (``ran``) and the GPU-compile child (``built``) did not build the
     same definitions, or None when they did: other constants, other top-level statements
     skipped, or a name bound to another kind of value (``bindings``; one child without them
