@@ -13,12 +13,15 @@ import types
 _MISSING = object()
 
 
-def import_submission(path: str, text: str | None = None, lazy: bool = False) -> types.ModuleType:
+def import_submission(path: str, text: str | None = None, lazy: bool = False,
+                      live=()) -> types.ModuleType:
     """The submission as a module, built by :func:`autograder.definitions.run_definitions`
     (imports, constants and function definitions only) from ``text`` (the grader's copy, sent
     in the request) or, without it, from the file at ``path``. The statements it skipped are
     in ``module.__dict__["__kernelgrade_skipped__"]`` (a list of ``Skipped``). ``lazy``: a
-    kernel given a signature is not compiled eagerly (the compile child has no GPU)."""
+    kernel given a signature is not compiled eagerly (the compile child has no GPU). ``live``:
+    the names the contract asks for (:func:`contract_names`); a skipped statement binding one
+    is refused (:class:`autograder.definitions.NotGradable`)."""
     from .definitions import run_definitions
 
     if text is None:
@@ -27,9 +30,15 @@ def import_submission(path: str, text: str | None = None, lazy: bool = False) ->
     module = types.ModuleType("submission")
     module.__file__ = path
     sys.modules["submission"] = module
-    skipped = run_definitions(text, path, module.__dict__, lazy=lazy)
+    skipped = run_definitions(text, path, module.__dict__, lazy=lazy, live=live)
     module.__dict__["__kernelgrade_skipped__"] = skipped
     return module
+
+
+def contract_names(contract: dict) -> list[str]:
+    """The names a contract (``Contract.to_dict()``) resolves: constants, functions, kernel."""
+    names = [c["name"] for c in contract["constants"]] + list(contract["functions"])
+    return names + ([contract["kernel"]] if contract["kernel"] else [])
 
 
 def defined(module, name: str):

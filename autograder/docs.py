@@ -34,8 +34,11 @@ Conventions for every kernel exercise:
 - The autograder runs the submission's *definitions*: its imports of `numba`, `numpy` and `math`,
   constant assignments (`TILE_WIDTH = 16`, `PADDED = TILE_DIM + 1`) and function definitions.
   Other top-level statements (a notebook's own test cells, prints) are skipped and listed in the
-  result's notes. It then finds the names below and launches the kernel itself on device arrays it
-  owns. Inputs are C-contiguous; fresh random values every run.
+  result's notes. A skipped statement may not bind a name your kernels (or the statements they
+  depend on) read, and a kernel may not test Python types (`isinstance`, `hasattr`, `type`), use
+  `try` or read Numba's settings (`numba.config.ENABLE_CUDASIM`): the simulator and a GPU answer
+  those differently. It then finds the names below and launches the kernel itself on device
+  arrays it owns. Inputs are C-contiguous; fresh random values every run.
 - 2-D launches follow the lectures: `x` runs along columns, `y` along rows:
   `row = blockIdx.y * blockDim.y + threadIdx.y`, `col = blockIdx.x * blockDim.x + threadIdx.x`.
 - `ceil(a / b)` below is integer ceiling division.

@@ -43,11 +43,12 @@ from .child_cases import (compile_for_cases, compile_ptx, run_calls, run_cases,
                           run_instrumented)
 from .child_simulator import SIM_SWITCH_INTERVAL, prepare_simulator
 from .child_channel import open_channel, send, send_error
-from .child_contract import ContractError, import_submission, resolve
+from .child_contract import ContractError, contract_names, import_submission, resolve
 from .child_device import (device_facts, device_record, kernel_facts,  # noqa: F401 (re-exported)
                            kernel_record, not_dumpable, package_problem, start_driver_early)
 from .child_timing import (import_solution, measure_timing,  # noqa: F401 (re-exported)
                            prepare_timing, warm_up)
+from .definitions import bindings
 from .environment import package_facts
 from .protocol import (Compiled, Done, Error, Hello, Imported, Instrumented, Ready, Request,
                        Start, TimingSamples)
@@ -120,7 +121,8 @@ def main(argv: list[str]) -> int:
         not_dumpable()
     try:
         # The compile child has no GPU: a kernel given a signature must not compile eagerly.
-        module = import_submission(path, req.source_text, lazy=backend == "compile")
+        module = import_submission(path, req.source_text, lazy=backend == "compile",
+                                   live=contract_names(contract))
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included
         send_error("import", exc, path)
         return 0
@@ -133,7 +135,7 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:
         send_error("contract", exc, path, skipped=skipped)
         return 0
-    send(Imported(consts, skipped))
+    send(Imported(consts, skipped, bindings(module.__dict__, path)))
     if req.lineinfo and backend == "gpu" and kernel is not None:
         kernel.targetoptions["lineinfo"] = True  # sanitizer findings name the student's lines
     if not _run_phases(cuda, req, module, kernel, consts, go_fd):

@@ -158,23 +158,64 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
     """On the simulator a kernel's body runs as Python, which could compute the answer on the
     host or tamper with the child; a body Numba compiles for a GPU can do neither. So correctness
     passed on the simulator counts only when the compile child (which runs no student code)
-    compiled the same kernel, with the same constants. Changes ``tests`` in place."""
+    compiled the same kernel from the same definitions: the same constants, the same top-level
+    statements skipped, and every name bound to the same kind of value
+    (:func:`definitions_differ`). Changes ``tests`` in place."""
     crx = received(compiled_run)
     facts, built = crx.first(Compiled), crx.first(Imported)
     ran = received(run).first(Imported)
-    if facts is not None and ran is not None and built is not None \
-            and ran.constants == built.constants:
+    differ = definitions_differ(source, ran, built) if facts is not None else None
+    if facts is not None and ran is not None and built is not None and differ is None:
         return
     err = next(iter(crx.errors("compile", "import", "contract")), None)
     if facts is None and err is not None and "NvvmSupportError" in err.message:
         return  # NVVM missing here: nothing to check against (the concept test says so)
     why = ("it does not compile for a real GPU (see the concept test)" if facts is None
-           else "the compile check built different constants")
+           else differ or "the compile check did not report its definitions")
     for i, t in enumerate(tests):
         if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
             tests[i] = TestResult(t.name, t.kind, t.visibility, Status.ERROR, 0.0, t.max_points,
                                   f"right on the simulator, but {why}, so the simulator's "
                                   "result does not count")
+
+
+def definitions_differ(source: Source, ran: Imported | None,
+                       built: Imported | None) -> str | None:
+    """Why the simulator child (``ran``) and the GPU-compile child (``built``) did not build the
+    same definitions, or None when they did: other constants, other top-level statements
+    skipped, or a name bound to another kind of value (``bindings``; one child without them
+    counts as a difference)."""
+    if ran is None or built is None:
+        return None
+    if ran.constants != built.constants:
+        return "the compile check built different constants"
+    ran_lines = {line for line, _ in ran.skipped}
+    built_lines = {line for line, _ in built.skipped}
+    if ran_lines != built_lines:
+        line = min(ran_lines ^ built_lines)
+        code = source.line_text(line).strip()[:60]
+        on = "the simulator" if line in ran_lines else "the GPU compile"
+        return (f"{source.where(line)} (`{code}`) was skipped on {on} only: the simulator "
+                "and a GPU would run different code")
+    if ran.bindings is None or built.bindings is None:
+        return "the compile check did not report its definitions"
+    names = sorted(set(ran.bindings) | set(built.bindings))
+    for name in names:
+        a, b = ran.bindings.get(name), built.bindings.get(name)
+        if a != b:
+            return (f"{name} is {_binding_text(a)} on the simulator and {_binding_text(b)} "
+                    "when compiled for a GPU: the simulator and a GPU would run different code")
+    return None
+
+
+def _binding_text(value: str | None) -> str:
+    if value is None:
+        return "not defined"
+    kind, _, rest = value.partition(":")
+    return {"data": f"the value {rest.partition(':')[2][:40]}", "callable": "a function",
+            "module": f"the module {rest}", "kernel": f"the kernel {rest.split(':')[0]}",
+            "function": f"the function {rest.split(':')[0]}",
+            "type": f"the type {rest[:40]}"}.get(kind, f"a {rest or kind}")
 
 
 def skipped_note(source: Source, run) -> str:

@@ -161,6 +161,11 @@ def _launch_checks(v) -> bool:
         isinstance(entry, (list, tuple)) and all(_nums(row) for row in entry) for entry in v)
 
 
+def _bindings(v) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str)
+                                       for k, x in v.items())
+
+
 def _is(kind: type):
     return lambda v: isinstance(v, kind)
 
@@ -276,17 +281,20 @@ class Error(Record):
 
 @dataclass(frozen=True)
 class Imported(Record):
-    """The submission's definitions ran and fit the contract: its ``constants`` (name → int)
-    and the top-level statements ``skipped`` ([line, reason] pairs, at most 50)."""
+    """The submission's definitions ran and fit the contract: its ``constants`` (name → int),
+    the top-level statements ``skipped`` ([line, reason] pairs, at most 50) and the
+    ``bindings`` of its namespace (name → text, :func:`autograder.definitions.bindings`; None
+    from a child that did not send them)."""
 
     TYPE = "imported"
     constants: dict
     skipped: list = field(default_factory=list)
+    bindings: dict | None = None
 
     @classmethod
     def from_header(cls, h: dict, arrays=None) -> Imported:
         return cls(_get(h, "constants", _constants), _get(h, "skipped", _skipped, []),
-                   **_stamp(h))
+                   _get(h, "bindings", _bindings, None), **_stamp(h))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 # in the main thread's frames, compute every case's answer on the host, write forged "case"
 # records and "done" on the private channel, and exit before the real results go out.
 # adversarial-exercise: tiled_matmul
-# adversarial-message-sim: right on the simulator, but it does not compile for a real GPU
+# adversarial-message: attribute _exit is not available in a kernel
 # kernelgrade-expect: correctness=error, concept=error
 import numpy as np
 from numba import cuda
