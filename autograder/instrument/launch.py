@@ -10,6 +10,7 @@ import traceback
 import numpy as np
 
 from .banks import BankConflicts
+from .dataflow import SharedUse
 from .barriers import DivergentBarriers
 from .divergence import DivergentBranches
 from .loads import GlobalLoads
@@ -99,7 +100,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     py_func = getattr(kernel, "py_func", kernel)
     code = py_func.__code__
     analyses = [DivergentBarriers(), SharedRaces(), BankConflicts(), DivergentBranches(),
-                GlobalLoads()]
+                GlobalLoads(), SharedUse()]
     rec = Recorder(code.co_filename, block_dim, analyses)
     fn = instrumented(py_func, rec)
     notes = []

@@ -177,7 +177,10 @@ class _SharedRecord:
         ci = self._codes.get(id(code))
         if ci is None:
             ci = self._rec.code_index(code)
-        self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off, kind))
+        rec = self._rec
+        self._sink((rec.tid, f.f_lasti * SITE + ci, self._id, off, kind))
+        if kind == READ:
+            rec.last_shared_read = (rec.tid, self._a, off - self._base)
 
 
 class _GlobalRecord:
@@ -213,6 +216,12 @@ class _GlobalRecord:
         self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
         return value
 
+    def __setitem__(self, idx, value):
+        rec = self._rec
+        rec.store_from_shared = _from_shared(rec, value)
+        super().__setitem__(idx, value)
+        rec.store_from_shared = False
+
     def _record(self, off, kind, f):
         if kind == READ:
             code = f.f_code
@@ -222,6 +231,23 @@ class _GlobalRecord:
             self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
         else:
             self._rec.global_stores.add((self._id, off))
+            if self._rec.store_from_shared:
+                self._rec.stores_from_shared.add((self._id, off))
+
+
+def _from_shared(rec, value) -> bool:
+    """Whether ``value`` equals the element the running thread read from shared memory last
+    (a store of that value; the element is looked up now, so a later overwrite is missed)."""
+    last = rec.last_shared_read
+    if last is None or last[0] != rec.tid or type(value) is _ndarray:
+        return False
+    _, ary, off = last
+    if not ary.flags.c_contiguous or off < 0 or off >= ary.nbytes:
+        return False
+    try:
+        return bool(ary.reshape(-1)[off // ary.itemsize] == value)
+    except (TypeError, ValueError):
+        return False
 
 
 _CLASSES = {}
