@@ -104,7 +104,13 @@ def problems(exercise: Exercise, source, report: dict | None) -> list[str]:
                          f"thread reads it more than {expected:.0f} times: split the work into "
                          "parallel steps, each thread doing a little of each")
     lines = got["ordering_barriers"]
-    if use.ordering_barriers and lines is not None and len(lines) < use.ordering_barriers:
+    block = report.get("blockdim")
+    if use.ordering_barriers and lines is not None and len(lines) < use.ordering_barriers \
+            and isinstance(block, list) and all(b == 1 for b in block):
+        found.append(f"your blocks have one thread each ({_setting(params, exercise)}), so no "
+                     "thread uses data another thread loaded into shared memory: the exercise "
+                     "needs blocks of several threads that share their tiles")
+    elif use.ordering_barriers and lines is not None and len(lines) < use.ordering_barriers:
         which = (f"only {len(lines)} of your barriers ({source.where(lines[0])}"
                  + "".join(f", {source.where(n)}" for n in lines[1:]) + ") order"
                  if lines else "none of your barriers orders")
