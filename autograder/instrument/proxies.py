@@ -24,6 +24,7 @@ from .trace import ATOMIC, READ, SITE, WRITE
 _getframe = sys._getframe
 _index = operator.index
 _ndarray = np.ndarray
+_VIEWS = frozenset({"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze"})
 
 
 class ArrayProxy:
@@ -97,7 +98,22 @@ class ArrayProxy:
         return len(self._a)
 
     def __getattr__(self, name):
-        return getattr(self._meta, name)
+        value = getattr(self._meta, name)
+        if name in _VIEWS:   # A.reshape(...), A.ravel(): their accesses are A's
+            return lambda *args, **kwargs: self._alias(value(*args, **kwargs))
+        return self._alias(value)   # A.T
+
+    def _alias(self, value):
+        """``value`` as a proxy of this array when it is a view of its memory, else as is."""
+        ary = value
+        if type(ary) is not _ndarray:   # the simulator's FakeCUDAArray, or its in-kernel wrapper
+            inner = getattr(value, "__dict__", {})
+            ary = inner.get("_ary", getattr(inner.get("_item"), "_ary", None))
+        if type(ary) is not _ndarray or not np.may_share_memory(ary, self._a):
+            return value
+        delta = ary.__array_interface__["data"][0] - self._a.__array_interface__["data"][0]
+        return make_proxy(self._space, ary, self._id, self._base + delta, self._rec,
+                          None if ary is value else value)
 
     def __repr__(self):
         return f"<instrumented {self._a!r}>"

@@ -117,3 +117,11 @@ def test_cross_thread_reads_and_stores_from_shared_are_counted(sim_only):
     assert tile["writes"] == tile["reads"] == 64 * 32   # two 32 x 32 tiles (two blocks)
     assert tile["cross_thread_reads"] == 64 * 31       # all but each tile's diagonal
     assert use["stores_from_shared"] == 64 * 32
+
+
+def test_loads_through_a_transpose_or_a_reshape_are_counted(sim_only):
+    """``A.T`` and ``B.reshape(...)`` are views of the arguments: their loads are A's and B's,
+    so a naive kernel cannot hide its 2 * width loads per output behind them."""
+    report = run("tiled_matmul", FILES / "aliased_loads.py")
+    assert report["global_loads"]["by_array"] == {"A": 40 * 320, "B": 40 * 320}
+    assert report["global_loads_per_output"] == 80.0
