@@ -1,7 +1,8 @@
 """Kernels that show the concept's parts without using them lose the concept points, through
 ``autograder grade --json`` on the test device, and keep every correctness point: each file in
-``files/concept/`` is right, and names its exercise (``# concept-exercise: NAME``) and its
-verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.known_bad`) in its first lines."""
+``files/concept/`` is right, and names its exercise (``# concept-exercise: NAME``), its
+verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.known_bad`) and what the concept
+test's message must say (``# concept-message: TEXT``, optional) in its first lines."""
 
 from __future__ import annotations
 
@@ -20,11 +21,14 @@ from conftest import FILES, ROOT, TEST_DEVICE
 CASES = sorted((FILES / "concept").glob("*.py"))
 
 
+def header(path: Path, key: str) -> list[str]:
+    return [line.split(":", 1)[1].strip() for line in path.read_text().splitlines()
+            if line.startswith(f"# concept-{key}:")]
+
+
 def exercise_of(path: Path) -> str:
-    for line in path.read_text().splitlines():
-        if line.startswith("# concept-exercise:"):
-            return line.split(":", 1)[1].strip()
-    raise AssertionError(f"{path.name} names no exercise")
+    (name,) = header(path, "exercise")
+    return name
 
 
 def test_every_variant_the_issue_names_has_a_file():
@@ -46,6 +50,8 @@ def test_presence_without_use_loses_the_concept_points(path):
     concept = [t for t in data["tests"] if t["kind"] == "concept"]
     assert len(concept) == 1 and concept[0]["points"] == 0
     assert "your" in concept[0]["message"]
+    for text in header(path, "message"):
+        assert text in concept[0]["message"]
     correctness = [t for t in data["tests"] if t["kind"] == "correctness"]
     assert all(t["status"] in ("passed", "skipped") for t in correctness), \
         "the variant must be right: only the concept is at stake"

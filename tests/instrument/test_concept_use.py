@@ -16,7 +16,7 @@ from autograder.instrument import instrumented_launch
 from autograder.shapes import evaluate
 from autograder.submission import load_source
 
-from .conftest import FILES, line_of, load
+from .conftest import FILES, line_of
 
 _count = itertools.count()
 

@@ -1,5 +1,6 @@
 # kernelgrade-expect: concept=failed
 # concept-exercise: block_sum
+# concept-message: one thread of your kernel reads shared memory 257 times in a block
 """The block's values go into shared memory, then thread 0 adds them up one by one: a serial
 sum through shared memory, with a barrier after the load and another after the sum."""
 from numba import cuda, float32
