@@ -22,7 +22,7 @@ are races (``races``), not dependences.
 from __future__ import annotations
 
 from .analysis import Analysis
-from .trace import ATOMIC, READ, WRITE
+from .trace import READ, WRITE
 
 
 class SharedUse(Analysis):
@@ -37,45 +37,49 @@ class SharedUse(Analysis):
     def _block(self):
         self._k = 0             # barrier interval of the block now running
         self._closing = []      # interval -> loc of the barrier that closed it
-        self._writer = {}       # address -> (tid, interval)
-        self._readers = {}      # address -> {tid: interval of its latest read}
+        self._credits = {}      # interval -> dependences first separated by its closing barrier
+        self._writer = {}       # address -> (tid, interval) of its latest write
+        # address -> [interval, tid] of its latest read, then of the latest read by another
+        # thread than that one (None, None): the latest read by any thread but a writer's
+        self._readers = {}
         self._reads = {}        # tid -> shared reads in this block
-
-    def _credit(self, k: int) -> None:
-        if k < len(self._closing):
-            loc = self._closing[k]
-            self._ordering[loc] = self._ordering.get(loc, 0) + 1
 
     def interval(self, rec, iv):
         k = self._k
-        writer, readers, reads, arrays = self._writer, self._readers, self._reads, self._arrays
+        writer, readers, reads = self._writer, self._readers, self._reads
+        credits, arrays = self._credits, self._arrays
+        counts, counted = None, None
         for tid, _site, array, addr, kind in iv.log:
-            counts = arrays.get(array)
-            if counts is None:
-                counts = arrays[array] = [0, 0, 0]
-            if kind == READ or kind == ATOMIC:
+            if array != counted:
+                counts = arrays.get(array)
+                if counts is None:
+                    counts = arrays[array] = [0, 0, 0]
+                counted = array
+            if kind != WRITE:   # a read, or an atomic (a read and a write)
                 counts[0] += 1
                 reads[tid] = reads.get(tid, 0) + 1
                 w = writer.get(addr)
                 if w is not None and w[0] != tid:
                     counts[2] += 1
                     if w[1] < k:
-                        self._credit(w[1])
+                        credits[w[1]] = credits.get(w[1], 0) + 1
                 r = readers.get(addr)
                 if r is None:
-                    readers[addr] = {tid: k}
+                    readers[addr] = [k, tid, None, None]
+                elif r[1] == tid:
+                    r[0] = k
                 else:
-                    r[tid] = k
-            if kind == WRITE or kind == ATOMIC:
+                    r[2], r[3], r[0], r[1] = r[0], r[1], k, tid
+            if kind != READ:
                 counts[1] += 1
                 w = writer.get(addr)
                 if w is not None and w[0] != tid and w[1] < k:
-                    self._credit(w[1])
-                r = readers.get(addr)
-                if r:
-                    for k0 in {k0 for t0, k0 in r.items() if t0 != tid and k0 < k}:
-                        self._credit(k0)
-                    r.clear()
+                    credits[w[1]] = credits.get(w[1], 0) + 1
+                r = readers.pop(addr, None)
+                if r is not None:
+                    k0 = r[0] if r[1] != tid else r[2]
+                    if k0 is not None and k0 < k:
+                        credits[k0] = credits.get(k0, 0) + 1
                 writer[addr] = (tid, k)
 
     def episode(self, rec, episode, arrived, exited):
@@ -88,6 +92,9 @@ class SharedUse(Analysis):
     def block_end(self, rec):
         if self._reads:
             self._max_reads = max(self._max_reads, max(self._reads.values()))
+        for k, n in self._credits.items():
+            loc = self._closing[k] if k < len(self._closing) else None
+            self._ordering[loc] = self._ordering.get(loc, 0) + n
         self._block()
 
     def result(self, rec):
