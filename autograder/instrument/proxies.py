@@ -24,7 +24,6 @@ from .trace import ATOMIC, READ, SITE, WRITE
 _getframe = sys._getframe
 _index = operator.index
 _ndarray = np.ndarray
-_VIEWS = frozenset({"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze"})
 
 
 class ArrayProxy:
@@ -99,7 +98,8 @@ class ArrayProxy:
 
     def __getattr__(self, name):
         value = getattr(self._meta, name)
-        if name in _VIEWS:   # A.reshape(...), A.ravel(): their accesses are A's
+        if callable(value) and not isinstance(value, type):
+            # A.reshape(...), A.ravel(): a view they return is A, its accesses A's
             return lambda *args, **kwargs: self._alias(value(*args, **kwargs))
         return self._alias(value)   # A.T
 

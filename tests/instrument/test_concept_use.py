@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 
 import numpy as np
 import pytest
 
 from autograder import concept_use, exercises
+from autograder.child_timing import import_solution
 from autograder.exercises import solution_path
 from autograder.instrument import instrumented_launch
 from autograder.shapes import evaluate
@@ -19,30 +21,40 @@ from autograder.submission import load_source
 from .conftest import FILES, line_of
 
 _count = itertools.count()
-
-#: The constants each solution is measured at (each exercise's legal range, ends included).
-SETTINGS = {
-    "tiled_matmul": [{"TILE_WIDTH": t} for t in (2, 3, 8, 13, 16, 32)],
-    "matmul_any_size": [{"TILE_WIDTH": t} for t in (2, 5, 16, 32)],
-    "block_sum": [{"BLOCK_SIZE": b} for b in (64, 256, 1024)],
-    "block_scan": [{"BLOCK_SIZE": b} for b in (32, 256, 1024)],
-    "conv1d": [{"BLOCK_SIZE": b} for b in (32, 128, 1024)],
-    "transpose": [{"BLOCK_ROWS": b} for b in (1, 8, 32)],
-}
 USED = [n for n in exercises.names() if exercises.get(n).concept and exercises.get(n).concept.use]
 
 
-def run(name: str, path, consts: dict | None = None) -> dict:
-    """The instrumented report of ``path`` on ``name``'s Diagnose case, with ``consts`` set on
-    the module (the grader sets a student's constants on the solution the same way)."""
+def _values(c) -> list[int]:
+    """A constant's ends, its middle (geometric for a power of two) and 2 (the smallest tile
+    of more than one thread), where legal."""
+    mid = 2 ** round(math.log2(math.sqrt(c.low * c.high))) if c.power_of_two \
+        else (c.low + c.high) // 2 + 1
+    return sorted(v for v in {c.low, c.high, mid, 2} if c.low <= v <= c.high)
+
+
+def settings(name: str) -> list[dict]:
+    """Every legal combination of :func:`_values` of the exercise's constants (the contract's
+    checks hold) whose blocks have more than one thread."""
     ex = exercises.get(name)
-    spec = importlib.util.spec_from_file_location(f"concept_use_{next(_count)}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for k, v in (consts or {}).items():
-        setattr(module, k, v)
-    if hasattr(module, "TILE") and hasattr(module, "MAX_MASK_WIDTH"):   # conv1d's derived size
-        module.TILE = module.BLOCK_SIZE + module.MAX_MASK_WIDTH - 1
+    found = []
+    for values in itertools.product(*(_values(c) for c in ex.contract.constants)):
+        consts = {c.name: v for c, v in zip(ex.contract.constants, values)}
+        if all(eval(e, {"__builtins__": {}}, dict(consts)) for e, _ in ex.contract.checks) \
+                and math.prod(evaluate(ex.contract.block, ex.diagnose.params, consts)) > 1:
+            found.append(consts)
+    return found
+
+
+def run(name: str, path, consts: dict | None = None) -> dict:
+    """The instrumented report of ``path`` on ``name``'s Diagnose case; the instructor's
+    solution is imported with ``consts`` as the grader does for timing."""
+    ex = exercises.get(name)
+    if consts is not None:
+        module = import_solution(str(path), consts)
+    else:
+        spec = importlib.util.spec_from_file_location(f"concept_use_{next(_count)}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     values = {c.name: getattr(module, c.name) for c in ex.contract.constants}
     params = dict(ex.diagnose.params)
     arrays = ex.make_inputs(params, np.random.default_rng(7))
@@ -58,13 +70,18 @@ def run(name: str, path, consts: dict | None = None) -> dict:
 
 
 def test_every_exercise_with_shared_memory_declares_its_use():
-    assert set(USED) == set(SETTINGS)
+    shared = [n for n in exercises.names()
+              if exercises.get(n).concept and exercises.get(n).concept.min_shared_bytes]
+    assert set(USED) == set(shared)
     for name in USED:
         assert exercises.get(name).diagnose is not None, f"{name}: Use needs a Diagnose case"
+        assert len(settings(name)) >= 2
 
 
-@pytest.mark.parametrize("name, consts", [(n, c) for n in USED for c in SETTINGS[n]],
-                         ids=[f"{n}-{c}" for n in USED for c in SETTINGS[n]])
+SETTINGS = [(n, c) for n in USED for c in settings(n)]
+
+
+@pytest.mark.parametrize("name, consts", SETTINGS, ids=[f"{n}-{c}" for n, c in SETTINGS])
 def test_instructor_solution_meets_its_use_bounds_with_margin(name, consts, sim_only):
     ex = exercises.get(name)
     use = ex.concept.use
@@ -95,7 +112,7 @@ def test_a_one_thread_tile_is_told_its_blocks_share_nothing(sim_only):
 
 
 def test_no_report_fails_the_use_check():
-    ex = exercises.get("conv1d")
+    ex = exercises.get("transpose")
     assert concept_use.problems(ex, None, None) == [concept_use.NO_REPORT]
 
 

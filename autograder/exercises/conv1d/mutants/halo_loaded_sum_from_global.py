@@ -1,5 +1,4 @@
 # kernelgrade-expect: concept=failed
-# concept-exercise: conv1d
 # concept-message: reads x from global memory 15.7 times per output element
 """The tile and its halo are loaded into shared memory behind a barrier, and each thread reads
 its own element back, but the sum reads x from global memory."""
