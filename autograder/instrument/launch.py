@@ -10,8 +10,8 @@ import traceback
 import numpy as np
 
 from .banks import BankConflicts
-from .dataflow import SharedUse
 from .barriers import DivergentBarriers
+from .dataflow import SharedUse
 from .divergence import DivergentBranches
 from .loads import GlobalLoads
 from .memory import Atomics, SharedMemory, global_proxy
