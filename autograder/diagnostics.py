@@ -14,7 +14,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from . import sanitizer
+from . import concept_use, sanitizer
 from .exercises.base import Exercise
 from .results import Kind, Status, TestResult
 from .sandbox import ChildRun, Limits, run_child
@@ -144,11 +144,13 @@ def _warp_summary(report) -> str:
 
 
 def concept_problems(exercise: Exercise, source: Source, report, sanitized) -> list[str]:
-    """Findings that fail the concept test (empty: none)."""
+    """Findings that fail the concept test (empty: none): shared memory and barriers not used
+    as the exercise asks (:mod:`autograder.concept_use`) first, then the diagnostics'."""
     if exercise.diagnose is None:
         return []
-    return (_barrier_problems(source, report, sanitized) + _race_problems(source, report, sanitized)
-            + _warp_problems(exercise, source, report))
+    return (concept_use.problems(exercise, source, report)
+            + _barrier_problems(source, report, sanitized)
+            + _race_problems(source, report, sanitized) + _warp_problems(exercise, source, report))
 
 
 NAMES = (BARRIERS, RACES, MEMORY, WARPS)

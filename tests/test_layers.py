@@ -34,8 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                      "gpu_nodes")),
     ("child", ("harness", "child_*")),
     ("sandbox", ("sandbox",)),
-    ("grading steps", ("devices", "plan", "judge_cases", "judge", "diagnostics", "hints",
-                       "children", "reference_warmup")),
+    ("grading steps", ("devices", "plan", "judge_cases", "judge", "concept_use", "diagnostics",
+                       "hints", "children", "reference_warmup")),
     ("entry points", ("grader", "preflight", "driver_occupancy", "batch", "self_check")),
     ("front ends", ("cli", "docs", "report", "report.*", "nbgrader", "nbgrader.*", "gradescope",
                     "gradescope.*")),
@@ -47,7 +47,7 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 
 # Modules that must judge without side effects, and what they may not import.
-PURE = ("judge", "judge_cases")
+PURE = ("judge", "judge_cases", "concept_use")
 IMPURE = ("sandbox", "children", "gpulock", "preflight", "subprocess", "threading", "os",
           "multiprocessing")
 

@@ -77,13 +77,51 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Use:
+    """What the instrumented run (:class:`Diagnose`) must show of shared memory's use, not just
+    its presence, compared with the instructor's kernel at the same case and constants.
+
+    Each ``*_per_output`` / ``reads_by_one_thread`` function takes the Diagnose case's
+    parameters with the submission's constants added (``{"width": 40, "TILE_WIDTH": 16}``) and
+    returns the instructor's count there (None: not judged); a test checks every solution meets
+    the bounds with margin. The grader judges the counts the child reports; the child never
+    sees them.
+
+    - ``loads_per_output``: global loads of the arrays ``tiled`` per output element written; the
+      submission may make at most ``load_factor`` times as many (a tiled kernel reuses);
+    - ``shared_reads_per_output``: shared-memory reads of a value another thread of the block
+      wrote, per output element; at least ``read_fraction`` of it (the tile feeds the sums);
+    - ``reads_by_one_thread``: the most shared reads one thread makes in a block; at most
+      ``thread_reads_factor`` times it (a tree, not a serial loop in one thread);
+    - ``ordering_barriers``: ``cuda.syncthreads()`` lines that separate a thread's shared write
+      from another thread's read of it (or a read from another thread's later write);
+    - ``outputs_from_shared``: at least half of the output elements are stored with a value the
+      storing thread read from shared memory;
+    - ``how``: what to do instead, ending the loads' and reads' messages.
+    """
+
+    tiled: tuple[str, ...] = ()
+    loads_per_output: Callable[[dict], float] | None = None
+    shared_reads_per_output: Callable[[dict], float] | None = None
+    reads_by_one_thread: Callable[[dict], float] | None = None
+    ordering_barriers: int = 0
+    outputs_from_shared: bool = False
+    how: str = ""
+    load_factor: float = 1.5
+    read_fraction: float = 0.5
+    thread_reads_factor: float = 2.0
+
+
+@dataclass(frozen=True)
 class Concept:
-    """A concept test read off the kernel's PTX, compiled from the student's source.
+    """A concept test read off the kernel's PTX, compiled from the student's source, and (with
+    ``use``) off the instrumented run's counts.
 
     ``min_shared_bytes``: shared memory the kernel must declare; ``min_barriers``: how many
     ``bar.sync`` instructions (``cuda.syncthreads()`` call sites) it must contain;
     ``min_atomics`` / ``min_fences``: atomic instructions and device-wide memory fences
-    (``cuda.threadfence()``) it must contain.
+    (``cuda.threadfence()``) it must contain; ``use``: how the kernel must use its shared memory
+    and barriers (:class:`Use`; None: presence is enough).
     """
 
     description: str
@@ -93,6 +131,7 @@ class Concept:
     min_barriers: int = 0
     min_atomics: int = 0
     min_fences: int = 0
+    use: Use | None = None
 
 
 @dataclass(frozen=True)

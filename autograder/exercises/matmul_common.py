@@ -4,20 +4,36 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Concept
+from .base import Concept, Use
 
 MATMUL_SIGNATURE = ("float32[:, ::1]",) * 3
 
-TILING_CONCEPT = Concept(
-    description=(
-        "tiles of A and B go through shared memory: the kernel declares shared arrays and "
-        "has a barrier after loading a tile and another before overwriting it"
-    ),
-    points=15.0,
-    summary="tiles in shared memory with barriers",
-    min_shared_bytes=8,
-    min_barriers=2,
-)
+def tiling_concept(inner: str) -> Concept:
+    """The tiling concept, ``inner`` naming the Diagnose case's summed dimension (``width``,
+    ``n``). The instructor's kernel loads one element of A and one of B per thread and phase,
+    in ceil(inner / TILE_WIDTH) phases, and reads 2 * TILE_WIDTH tile elements per phase, all
+    but the two it loaded itself loaded by other threads."""
+
+    def phases(p):
+        return -(-p[inner] // p["TILE_WIDTH"])
+
+    return Concept(
+        description=(
+            "tiles of A and B go through shared memory: the kernel declares shared arrays and "
+            "has a barrier after loading a tile and another before overwriting it"
+        ),
+        points=15.0,
+        summary="tiles in shared memory with barriers",
+        min_shared_bytes=8,
+        min_barriers=2,
+        use=Use(
+            tiled=("A", "B"),
+            loads_per_output=lambda p: 2 * phases(p),
+            shared_reads_per_output=lambda p: 2 * phases(p) * (p["TILE_WIDTH"] - 1),
+            ordering_barriers=2,
+            how="load each tile of A and B into shared memory once and compute from the tiles",
+        ),
+    )
 
 
 def random_matrices(shapes: dict[str, tuple[int, int]], rng: np.random.Generator) -> dict:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .banks import BankConflicts
 from .barriers import DivergentBarriers
+from .dataflow import SharedUse
 from .divergence import DivergentBranches
 from .loads import GlobalLoads
 from .memory import Atomics, SharedMemory, global_proxy
@@ -99,7 +100,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     py_func = getattr(kernel, "py_func", kernel)
     code = py_func.__code__
     analyses = [DivergentBarriers(), SharedRaces(), BankConflicts(), DivergentBranches(),
-                GlobalLoads()]
+                GlobalLoads(), SharedUse()]
     rec = Recorder(code.co_filename, block_dim, analyses)
     fn = instrumented(py_func, rec)
     notes = []

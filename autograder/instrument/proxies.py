@@ -97,7 +97,23 @@ class ArrayProxy:
         return len(self._a)
 
     def __getattr__(self, name):
-        return getattr(self._meta, name)
+        value = getattr(self._meta, name)
+        if callable(value) and not isinstance(value, type):
+            # A.reshape(...), A.ravel(): a view they return is A, its accesses A's
+            return lambda *args, **kwargs: self._alias(value(*args, **kwargs))
+        return self._alias(value)   # A.T
+
+    def _alias(self, value):
+        """``value`` as a proxy of this array when it is a view of its memory, else as is."""
+        ary = value
+        if type(ary) is not _ndarray:   # the simulator's FakeCUDAArray, or its in-kernel wrapper
+            inner = getattr(value, "__dict__", {})
+            ary = inner.get("_ary", getattr(inner.get("_item"), "_ary", None))
+        if type(ary) is not _ndarray or not np.may_share_memory(ary, self._a):
+            return value
+        delta = ary.__array_interface__["data"][0] - self._a.__array_interface__["data"][0]
+        return make_proxy(self._space, ary, self._id, self._base + delta, self._rec,
+                          None if ary is value else value)
 
     def __repr__(self):
         return f"<instrumented {self._a!r}>"
@@ -177,7 +193,10 @@ class _SharedRecord:
         ci = self._codes.get(id(code))
         if ci is None:
             ci = self._rec.code_index(code)
-        self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off, kind))
+        rec = self._rec
+        self._sink((rec.tid, f.f_lasti * SITE + ci, self._id, off, kind))
+        if kind == READ:
+            rec.last_shared_read = (rec.tid, self._a, off - self._base)
 
 
 class _GlobalRecord:
@@ -213,6 +232,12 @@ class _GlobalRecord:
         self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
         return value
 
+    def __setitem__(self, idx, value):
+        rec = self._rec
+        rec.store_from_shared = _from_shared(rec, value)
+        super().__setitem__(idx, value)
+        rec.store_from_shared = False
+
     def _record(self, off, kind, f):
         if kind == READ:
             code = f.f_code
@@ -222,6 +247,23 @@ class _GlobalRecord:
             self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
         else:
             self._rec.global_stores.add((self._id, off))
+            if self._rec.store_from_shared:
+                self._rec.stores_from_shared.add((self._id, off))
+
+
+def _from_shared(rec, value) -> bool:
+    """Whether ``value`` equals the element the running thread read from shared memory last
+    (a store of that value; the element is looked up now, so a later overwrite is missed)."""
+    last = rec.last_shared_read
+    if last is None or last[0] != rec.tid or type(value) is _ndarray:
+        return False
+    _, ary, off = last
+    if not ary.flags.c_contiguous or off < 0 or off >= ary.nbytes:
+        return False
+    try:
+        return bool(ary.reshape(-1)[off // ary.itemsize] == value)
+    except (TypeError, ValueError):
+        return False
 
 
 _CLASSES = {}

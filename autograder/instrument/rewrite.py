@@ -13,7 +13,7 @@ import ast
 import linecache
 from contextlib import contextmanager
 
-_cache = {}   # code object -> factory(br, loop, *closure values) -> function
+_cache = {}   # (code, file, id of globals) -> factory(br, loop, *closure values) -> function
 
 
 class _Hooks(ast.NodeTransformer):
@@ -47,8 +47,11 @@ def _find_def(tree: ast.AST, code) -> ast.FunctionDef | None:
 
 def _factory(fn):
     code = fn.__code__
-    if code in _cache:
-        return _cache[code]
+    # Equal code objects from two modules (one file imported twice) run on different globals;
+    # the factory keeps its globals alive, so their id stays theirs.
+    key = (code, code.co_filename, id(fn.__globals__))
+    if key in _cache:
+        return _cache[key]
     factory = None
     source = "".join(linecache.getlines(code.co_filename))
     try:
@@ -75,7 +78,7 @@ def _factory(fn):
             namespace = {}
             exec(compile(module, code.co_filename, "exec"), fn.__globals__, namespace)
             factory = namespace["__kg_factory"]
-    _cache[code] = factory
+    _cache[key] = factory
     return factory
 
 

@@ -76,6 +76,9 @@ class Recorder:
         self.global_loads = {}    # site * ARRAYS + array id -> count (from global_log)
         self.global_log = []      # (tid, site, array id, byte offset) per global load
         self.global_stores = set()  # (array id, byte offset)
+        self.last_shared_read = None  # (tid, ndarray, byte offset in it) of the latest read
+        self.store_from_shared = False  # the global store now recorded stores that value
+        self.stores_from_shared = set()  # (array id, byte offset)
 
     # -- locations --------------------------------------------------------------------------
     def file_offset(self, filename: str) -> int:

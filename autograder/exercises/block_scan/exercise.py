@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Diagnose, Case, Concept, Constant, Contract, Exercise, Tolerance
+from ..base import Diagnose, Case, Concept, Use, Constant, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="block_scan",
@@ -91,6 +91,14 @@ CONCEPT = Concept(
     summary="the scan in shared memory with barriers",
     min_shared_bytes=4 * 32,  # a block's worth of int32 at the smallest legal BLOCK_SIZE
     min_barriers=2,  # after the load, and in the step loop (Numba unrolls it: more in PTX)
+    # The instructor's Hillis-Steele: a thread reads two values per step (its left neighbour's
+    # and its own) and one at the end. A work-efficient (Blelloch) scan reads about twice as
+    # many in its busiest thread, hence the factor; a serial scan in one thread reads the block.
+    use=Use(
+        reads_by_one_thread=lambda p: 2 * (p["BLOCK_SIZE"].bit_length() - 1) + 1,
+        thread_reads_factor=4.0,
+        ordering_barriers=2,
+    ),
 )
 
 CONTRACT_TEXT = """\

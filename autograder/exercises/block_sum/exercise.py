@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
+from ..base import Diagnose, Case, Concept, Use, Constant, Contract, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="block_sum",
@@ -88,6 +88,16 @@ CONCEPT = Concept(
     summary="a tree reduction, active threads contiguous",
     min_shared_bytes=4 * 64,  # a block's worth of float32 at the smallest legal BLOCK_SIZE
     min_barriers=2,
+    # The instructor's tree: every partial sum adds BLOCK_SIZE - 1 values other threads wrote;
+    # thread 0 reads two values in each of the log2(BLOCK_SIZE) steps and one at the end (a
+    # serial sum in one thread reads the whole block; 16 threads summing 16 values each, then
+    # one thread their 16 sums, read 32 at BLOCK_SIZE 256).
+    use=Use(
+        shared_reads_per_output=lambda p: p["BLOCK_SIZE"] - 1,
+        reads_by_one_thread=lambda p: 2 * (p["BLOCK_SIZE"].bit_length() - 1) + 1,
+        thread_reads_factor=1.5,
+        ordering_barriers=2,
+    ),
 )
 
 CONTRACT_TEXT = """\

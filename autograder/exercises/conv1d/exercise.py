@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Case, Concept, Constant, Contract, Diagnose, Exercise, Timing, Tolerance
+from ..base import Case, Concept, Constant, Contract, Diagnose, Use, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="conv1d",
@@ -99,6 +99,15 @@ CONCEPT = Concept(
     summary="the input tile and its halo in shared memory",
     min_shared_bytes=4 * (32 + 15 - 1),  # the tile at the smallest legal BLOCK_SIZE
     min_barriers=1,
+    # The instructor's kernel loads each block's BLOCK_SIZE + w - 1 elements of x once, and
+    # each output reads w tile elements, all but about one loaded by other threads.
+    use=Use(
+        tiled=("x",),
+        loads_per_output=lambda p: (p["BLOCK_SIZE"] + p["w"] - 1) / p["BLOCK_SIZE"],
+        shared_reads_per_output=lambda p: p["w"] - 1,
+        ordering_barriers=1,
+        how="load the tile and its halo into shared memory once and compute every sum from it",
+    ),
 )
 
 CONTRACT_TEXT = """\

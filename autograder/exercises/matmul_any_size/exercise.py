@@ -7,7 +7,7 @@ Contract: CONTRACTS.md, "matmul_any_size".
 from __future__ import annotations
 
 from ..base import Case, Constant, Contract, Diagnose, Exercise, Timing
-from ..matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
+from ..matmul_common import MATMUL_SIGNATURE, matmul_reference, tiling_concept, random_matrices
 
 CONTRACT = Contract(
     kernel="matmul_any_size",
@@ -71,7 +71,7 @@ EXERCISE = Exercise(
     inputs=inputs,
     outputs=outputs,
     reference=matmul_reference,
-    concept=TILING_CONCEPT,
+    concept=tiling_concept("n"),
     timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0,
                   work=lambda p: (2.0 * p["m"] * p["n"] * p["k"] / 1e9, "GFLOP/s")),
     diagnose=Diagnose(params={"m": 24, "n": 40, "k": 20}, max_blocks=2),

@@ -7,7 +7,7 @@ Source: lesson "Day 10: Shared Memory Fundamentals" (TILE_WIDTH 16, boundary che
 from __future__ import annotations
 
 from ..base import Case, Constant, Contract, Diagnose, Exercise, Timing
-from ..matmul_common import MATMUL_SIGNATURE, TILING_CONCEPT, matmul_reference, random_matrices
+from ..matmul_common import MATMUL_SIGNATURE, matmul_reference, tiling_concept, random_matrices
 
 CONTRACT = Contract(
     kernel="tiled_matmul",
@@ -75,7 +75,7 @@ EXERCISE = Exercise(
     inputs=inputs,
     outputs=outputs,
     reference=matmul_reference,
-    concept=TILING_CONCEPT,
+    concept=tiling_concept("width"),
     timing=Timing(params={"width": 2048}, points=25.0,
                   work=lambda p: (2.0 * p["width"] ** 3 / 1e9, "GFLOP/s")),
     diagnose=Diagnose(params={"width": 40}, max_blocks=2),

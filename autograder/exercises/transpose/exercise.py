@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Diagnose, Case, Concept, Constant, Contract, Exercise, Timing, Tolerance
+from ..base import Diagnose, Case, Concept, Use, Constant, Contract, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="transpose",
@@ -84,6 +84,16 @@ CONCEPT = Concept(
     summary="a shared tile without bank conflicts",
     min_shared_bytes=4 * 32 * 32,
     min_barriers=1,
+    # The instructor's kernel loads each element of A once and stores B from the tile: every
+    # element but the diagonal's (1 / TILE_DIM of them) was loaded by another thread.
+    use=Use(
+        tiled=("A",),
+        loads_per_output=lambda p: 1.0,
+        shared_reads_per_output=lambda p: 1 - 1 / p["TILE_DIM"],
+        ordering_barriers=1,
+        outputs_from_shared=True,
+        how="load each element of A once into the tile and store B from the tile",
+    ),
 )
 
 CONTRACT_TEXT = """\

@@ -1,0 +1,78 @@
+"""Kernels that show the concept's parts without using them lose the concept points, through
+``autograder grade --json`` on the test device, and keep every correctness point; honest kernels
+written otherwise than the instructor's (``files/concept_honest/``) keep every point.
+
+Each file in ``files/concept/`` is right and names its exercise (``# concept-exercise: NAME``),
+its verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.known_bad`) and what the concept
+test's message must say (``# concept-message: TEXT``, optional) in its first lines. A known-bad
+submission in an exercise's ``mutants/`` with a ``# concept-message:`` line is one of them too
+(an exercise added by its folder alone keeps its variants there)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import exercises, known_bad
+from autograder.results import ExerciseResult
+from conftest import FILES, ROOT, TEST_DEVICE
+
+def header(path: Path, key: str) -> list[str]:
+    return [line.split(":", 1)[1].strip() for line in path.read_text().splitlines()
+            if line.startswith(f"# concept-{key}:")]
+
+
+def _exercise_of(path: Path) -> str:
+    (name,) = header(path, "exercise")
+    return name
+
+
+CASES = sorted([(_exercise_of(p), p) for p in (FILES / "concept").glob("*.py")]
+               + [(name, p) for name in exercises.names() for p in exercises.mutants(name)
+                  if header(p, "message")])
+HONEST = sorted((_exercise_of(p), p) for p in (FILES / "concept_honest").glob("*.py"))
+
+
+def test_every_exercise_with_a_use_bound_has_variants_that_fail_it():
+    used = {n for n in exercises.names()
+            if exercises.get(n).concept and exercises.get(n).concept.use}
+    assert len(CASES) >= 11
+    assert {name for name, _ in CASES} == used
+
+
+def grade_json(exercise: str, path: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(path),
+                           "-e", exercise, "--device", TEST_DEVICE, "--json",
+                           "--seed", "20261124"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("exercise, path", CASES, ids=[p.stem for _, p in CASES])
+def test_presence_without_use_loses_the_concept_points(exercise, path):
+    data = grade_json(exercise, path)
+    result = ExerciseResult.from_dict(data)
+    assert not known_bad.unmet(path, result), [t["message"] for t in data["tests"]]
+    concept = [t for t in data["tests"] if t["kind"] == "concept"]
+    assert len(concept) == 1 and concept[0]["points"] == 0
+    assert "your" in concept[0]["message"]
+    for text in header(path, "message"):
+        assert text in concept[0]["message"]
+    correctness = [t for t in data["tests"] if t["kind"] == "correctness"]
+    assert all(t["status"] in ("passed", "skipped") for t in correctness), \
+        "the variant must be right: only the concept is at stake"
+
+
+@pytest.mark.parametrize("exercise, path", HONEST, ids=[p.stem for _, p in HONEST])
+def test_an_honest_kernel_written_otherwise_keeps_every_point(exercise, path):
+    data = grade_json(exercise, path)
+    wrong = [f"{t['name']}: {t['status']} {t['message'][:300]}" for t in data["tests"]
+             if t["status"] not in ("passed", "skipped")]
+    assert not wrong, wrong
+    assert any(t["kind"] == "concept" and t["status"] == "passed" for t in data["tests"])
