@@ -36,7 +36,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sandbox", ("sandbox",)),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "concept_use", "diagnostics",
                        "hints", "children", "reference_warmup")),
-    ("entry points", ("grader", "preflight", "driver_occupancy", "batch", "self_check")),
+    ("entry points", ("grader", "preflight", "driver_occupancy", "batch", "self_check",
+                      "mutation", "mutation.*")),
     ("front ends", ("cli", "docs", "report", "report.*", "nbgrader", "nbgrader.*", "gradescope",
                     "gradescope.*")),
 ]
