@@ -166,7 +166,7 @@ def _cache_path(exercise: str, threads: list[int]) -> Path | None:
     if made is None:
         return None
     key = hashlib.sha256(f"{made[0]} {sorted(threads)}".encode()).hexdigest()
-    return root / "occupancy" / f"{key}.json"
+    return root / "driver_answers" / f"{key}.json"
 
 
 def _read(path: Path | None, threads: list[int]) -> Answers | None:

@@ -79,9 +79,20 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
         missing.append(f"has {found.barriers} barrier(s) (cuda.syncthreads()) where "
                        f"{concept.min_barriers} are needed")
     if found.atomics < concept.min_atomics:
-        missing.append("uses no atomic operation (cuda.atomic.*)")
+        missing.append("uses no atomic operation (cuda.atomic.*)" if not found.atomics else
+                       f"has {found.atomics} atomic operation(s) (cuda.atomic.*) where "
+                       f"{concept.min_atomics} are needed")
     if found.fences < concept.min_fences:
-        missing.append("has no memory fence (cuda.threadfence())")
+        missing.append("has no memory fence (cuda.threadfence())" if not found.fences else
+                       f"has {found.fences} memory fence(s) (cuda.threadfence()) where "
+                       f"{concept.min_fences} are needed")
+    if concept.fenced_atomics and found.atomics and found.fences:
+        if not found.fence_before_atomics:
+            missing.append("has no memory fence before its first atomic operation, so what the "
+                           "block wrote may not be visible to the other blocks when it arrives")
+        if not found.fence_after_atomics:
+            missing.append("has no memory fence after its last atomic operation (the wait), so "
+                           "the block may read stale values that other blocks wrote")
     detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
               + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
                  if concept.min_atomics or concept.min_fences else ""))

@@ -8,7 +8,8 @@ set -uo pipefail
 OUT_DIR=$1; BEFORE=${2:-}
 HERE=$PWD
 RAW=$(mktemp -d)
-TIMED="tiled_matmul transpose block_sum conv1d matmul_any_size"
+TIMED=$(python3 -c 'from autograder import exercises
+print(" ".join(n for n in exercises.names() if exercises.get(n).timing))')
 reps() { [ "$1" = tiled_matmul ] && echo 3 || echo 1; }  # gradings of each solution
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
   python3 -c 'import numba, numpy, sys; print("python", sys.version.split()[0], "numba", numba.__version__, "numpy", numpy.__version__)'

@@ -42,3 +42,16 @@ def test_without_line_info_instructions_are_counted():
 def test_a_kernel_without_shared_memory_or_barriers_has_none():
     f = facts("\t.loc\t1 3 0\n\tld.global.f32 %f1, [%rd1];\n")
     assert (f.shared_bytes, f.barriers, f.atomics, f.fences) == (0, 0, 0, 0)
+
+
+def test_fences_are_placed_before_the_first_atomic_and_after_the_last():
+    arrive_then_wait = "membar.gl;\natom.global.add.u32 %r1, [%rd1], 1;\n" \
+                       "$L1:\natom.global.add.u32 %r2, [%rd1], 0;\n@%p1 bra $L1;\n"
+    f = facts(arrive_then_wait + "membar.gl;\n")
+    assert (f.fence_before_atomics, f.fence_after_atomics) == (True, True)
+    f = facts(arrive_then_wait)  # no fence after the wait
+    assert (f.fence_before_atomics, f.fence_after_atomics) == (True, False)
+    f = facts("atom.global.add.u32 %r1, [%rd1], 1;\nfence.sc.gpu;\n")  # fence after arriving
+    assert (f.fence_before_atomics, f.fence_after_atomics) == (False, True)
+    assert (facts("membar.gl;\n").fence_before_atomics, facts("").fence_after_atomics) == \
+        (False, False)

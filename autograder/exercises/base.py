@@ -120,8 +120,11 @@ class Concept:
     ``min_shared_bytes``: shared memory the kernel must declare; ``min_barriers``: how many
     ``bar.sync`` instructions (``cuda.syncthreads()`` call sites) it must contain;
     ``min_atomics`` / ``min_fences``: atomic instructions and device-wide memory fences
-    (``cuda.threadfence()``) it must contain; ``use``: how the kernel must use its shared memory
-    and barriers (:class:`Use`; None: presence is enough).
+    (``cuda.threadfence()``) it must contain; ``fenced_atomics``: a fence must come before the
+    first atomic (a block's writes are ordered before it arrives) and another after the last (what
+    other blocks wrote is seen after the wait), in the PTX's order (the grid barriers);
+    ``use``: how the kernel must use its shared memory and barriers (:class:`Use`; None:
+    presence is enough).
     """
 
     description: str
@@ -131,6 +134,7 @@ class Concept:
     min_barriers: int = 0
     min_atomics: int = 0
     min_fences: int = 0
+    fenced_atomics: bool = False
     use: Use | None = None
 
 

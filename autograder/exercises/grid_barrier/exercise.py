@@ -83,10 +83,11 @@ EXERCISE = Exercise(
     reference=reference,
     tolerance=Tolerance(exact=True),
     concept=Concept(
-        description=("the barrier arrives with an atomic add after a memory fence and holds "
-                     "the block with a barrier until the goal is reached"),
+        description=("the barrier arrives with an atomic add after a memory fence, holds the "
+                     "block with a barrier until the goal is reached, and fences again after "
+                     "the wait"),
         summary="atomics, fences and block barriers",
-        points=20.0, min_barriers=1, min_atomics=1, min_fences=1),
+        points=20.0, min_barriers=1, min_atomics=1, min_fences=1, fenced_atomics=True),
     needs_gpu=True,
     contract_text=CONTRACT_TEXT,
 )

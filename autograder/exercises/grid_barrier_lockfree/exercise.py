@@ -114,10 +114,10 @@ EXERCISE = Exercise(
     reference=reference,
     tolerance=Tolerance(exact=True),
     concept=Concept(
-        description=("the barrier holds each block with a barrier and orders the block's writes "
-                     "before its arrival with a memory fence"),
+        description=("the barrier holds each block with a barrier, orders the block's writes "
+                     "before its arrival with a memory fence, and fences again after its wait"),
         summary="block barriers and memory fences",
-        points=20.0, min_barriers=1, min_fences=1),
+        points=20.0, min_barriers=1, min_fences=1, fenced_atomics=True),
     needs_gpu=True,
     contract_text=CONTRACT_TEXT,
 )
