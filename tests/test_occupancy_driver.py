@@ -141,7 +141,7 @@ def test_answers_are_asked_once_and_kept_on_disk(monkeypatch, tmp_path):
     monkeypatch.setattr(driver_occupancy, "_memo", {})
     assert driver_occupancy.answers("occupancy", [96, 1024]) == first  # the disk
     assert calls == [[96, 1024]]
-    stored = list((tmp_path / "occupancy").glob("*.json"))
+    stored = list((tmp_path / "driver_answers").glob("*.json"))
     assert len(stored) == 1 and json.loads(stored[0].read_text())["blocks"] == {"96": 21,
                                                                                  "1024": 2}
     stored[0].write_text('{"limits": {}, "blocks": {}}')  # unusable: asked again
