@@ -185,12 +185,14 @@ def driver_occupancies(cases: list) -> dict:
 
 def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseRequest) -> dict:
     """An instrumented simulator launch of one small case (:mod:`autograder.instrument`): races,
-    divergent barriers, bank conflicts, divergent branches, global loads. Its outputs are never
-    graded."""
+    divergent barriers, out-of-bounds accesses, bank conflicts, divergent branches, global
+    loads; the report's ``params`` names the case's size. Its outputs are never graded."""
     from .instrument import instrumented_launch
 
     _, views = case_views(cuda, consts, case)
     grid = launch_shape(contract["grid"], case.params, consts)
     block = launch_shape(contract["block"], case.params, consts)
-    return instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],
-                               max_blocks=case.max_blocks)
+    report = instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],
+                                 max_blocks=case.max_blocks)
+    report["params"] = dict(case.params)   # which size: findings are merged by the grader
+    return report
