@@ -15,7 +15,9 @@ Every element index is checked against the array's logical shape before the acce
 dimension at a time and negative indices included (NumPy and Numba wrap ``x[-1]`` to the last
 element, and ``A[row, n]`` of an ``(m, n)`` array may lie inside the allocation): an index out
 of bounds is recorded (``Recorder.out_of_bounds``) and raises :class:`OutOfBounds`, whatever
-the value read would have been. Slices and index arrays are left to NumPy.
+the value read would have been. Slices and index arrays are left to NumPy; a negative literal
+subscript (``x[-1]``: :class:`NegativeLiteral`, marked by ``rewrite``) is wrap-around asked
+for, not a stray index.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ _HOOKS = (__file__, os.path.join(os.path.dirname(__file__), "memory.py"))
 
 class OutOfBounds(IndexError):
     """An element index outside the array's shape (the finding is on the recorder)."""
+
+
+class NegativeLiteral(int):
+    """A negative integer written as a literal subscript (``x[-1]``, ``A[i, -2]``): the kernel
+    asks for NumPy's and Numba's wrap-around on purpose, so it is not out of bounds. The
+    kernel's rewrite (``rewrite``) marks such subscripts; any arithmetic gives a plain int."""
+
+    __slots__ = ()
 
 
 def _caller(frame):
@@ -62,13 +72,14 @@ class ArrayProxy:
         self.shape = self._meta.shape
 
     # -- bounds -------------------------------------------------------------------------------
-    def _check(self, idx, kind) -> None:
-        """Raise :class:`OutOfBounds` when an integer of ``idx`` lies outside its dimension."""
+    def _check(self, idx, kind):
+        """``idx``, or its in-bounds form (:class:`NegativeLiteral` components wrapped); raises
+        :class:`OutOfBounds` when an integer of ``idx`` lies outside its dimension."""
         t = idx if type(idx) is tuple else (idx,)
         shape = self._shape
         for d, i in enumerate(t):
             if d >= len(shape) or i is None or i is Ellipsis:
-                return   # NumPy's own rules (too many indices, new axes)
+                return idx   # NumPy's own rules (too many indices, new axes)
             if type(i) is slice or isinstance(i, (bool, np.bool_)):
                 continue
             try:
@@ -76,20 +87,35 @@ class ArrayProxy:
             except TypeError:   # an index array: NumPy checks it
                 continue
             if i < 0 or i >= shape[d]:
-                self._out_of_bounds(t, kind)
+                return self._out_of_bounds(idx, kind)
+        return idx
 
     def _out_of_bounds(self, idx, kind):
-        index = []
-        for i in (idx if type(idx) is tuple else (idx,)):
+        """``idx`` with its :class:`NegativeLiteral` components wrapped, when that puts every
+        integer inside its dimension; else record the access and raise :class:`OutOfBounds`."""
+        single = type(idx) is not tuple
+        t = (idx,) if single else idx
+        shape = self._shape
+        fixed, index, inside = [], [], True
+        for d, i in enumerate(t):
+            if type(i) is NegativeLiteral and d < len(shape) and i >= -shape[d]:
+                i = int(i) + shape[d]
+            fixed.append(i)
             try:
-                index.append(int(_index(i)))
+                v = int(_index(i))
             except TypeError:
-                index.append(str(i) if type(i) is not slice else ":")
+                index.append(":" if type(i) is slice else str(i))
+                continue
+            index.append(v)
+            if d < len(shape) and not 0 <= v < shape[d]:
+                inside = False
+        if inside:
+            return fixed[0] if single else tuple(fixed)
         name = self._rec.arrays[self._id].name
-        self._rec.record_out_of_bounds(self._id, self._space, kind, index, self._shape,
+        self._rec.record_out_of_bounds(self._id, self._space, kind, index, shape,
                                        _caller(_getframe(1)))
         shown = ", ".join(str(i) for i in index)
-        raise OutOfBounds(f"{name}[{shown}] is out of bounds for shape {tuple(self._shape)}")
+        raise OutOfBounds(f"{name}[{shown}] is out of bounds for shape {tuple(shape)}")
 
     # -- generic paths ----------------------------------------------------------------------
     def _offset(self, idx) -> int:
@@ -125,7 +151,7 @@ class ArrayProxy:
             self._record(int(o), WRITE, frame)
 
     def __getitem__(self, idx):
-        self._check(idx, READ)
+        idx = self._check(idx, READ)
         value = self._a[idx]
         if type(value) is _ndarray:   # a view (a[row]): no memory access yet
             return self._view(value)
@@ -133,7 +159,7 @@ class ArrayProxy:
         return value
 
     def __setitem__(self, idx, value):
-        self._check(idx, WRITE)
+        idx = self._check(idx, WRITE)
         self._a[idx] = value
         try:
             off = self._offset(idx)
@@ -141,8 +167,9 @@ class ArrayProxy:
             return self._write_many(idx, _getframe(1))
         self._record(off, WRITE, _getframe(1))
 
-    def check_atomic(self, idx) -> None:
-        self._check(idx, ATOMIC)
+    def check_atomic(self, idx):
+        """``idx`` in bounds (literal negatives wrapped), or :class:`OutOfBounds`."""
+        return self._check(idx, ATOMIC)
 
     def record_atomic(self, idx, frame) -> None:
         self._record(self._offset(idx), ATOMIC, frame)
@@ -164,14 +191,14 @@ class _Fast1D(ArrayProxy):
         try:
             inside = 0 <= idx < self._shape[0]
         except (TypeError, ValueError):   # (i,), a slice, an index array
-            self._check(idx, READ)
+            idx = self._check(idx, READ)
             value = self._a[idx]
             if type(value) is _ndarray:
                 return self._view(value)
             off = self._offset(idx)
         else:
             if not inside:
-                self._out_of_bounds(idx, READ)
+                idx = self._out_of_bounds(idx, READ)
             value = self._a[idx]
             off = self._base + idx * self._strides[0]
         self._record(off, READ, _getframe(1))
@@ -181,7 +208,7 @@ class _Fast1D(ArrayProxy):
         try:
             inside = 0 <= idx < self._shape[0]
         except (TypeError, ValueError):
-            self._check(idx, WRITE)
+            idx = self._check(idx, WRITE)
             self._a[idx] = value
             try:
                 off = self._offset(idx)
@@ -189,7 +216,7 @@ class _Fast1D(ArrayProxy):
                 return self._write_many(idx, _getframe(1))
         else:
             if not inside:
-                self._out_of_bounds(idx, WRITE)
+                idx = self._out_of_bounds(idx, WRITE)
             self._a[idx] = value
             off = self._base + idx * self._strides[0]
         self._record(off, WRITE, _getframe(1))
@@ -204,14 +231,14 @@ class _Fast2D(ArrayProxy):
             n0, n1 = self._shape
             inside = 0 <= i < n0 and 0 <= j < n1
         except (TypeError, ValueError):   # a[row], slices
-            self._check(idx, READ)
+            idx = self._check(idx, READ)
             value = self._a[idx]
             if type(value) is _ndarray:
                 return self._view(value)
             self._record(self._offset(idx), READ, _getframe(1))
             return value
         if not inside:
-            self._out_of_bounds(idx, READ)
+            i, j = idx = self._out_of_bounds(idx, READ)
         value = self._a[idx]
         s0, s1 = self._strides
         self._record(self._base + i * s0 + j * s1, READ, _getframe(1))
@@ -223,11 +250,11 @@ class _Fast2D(ArrayProxy):
             n0, n1 = self._shape
             inside = 0 <= i < n0 and 0 <= j < n1
         except (TypeError, ValueError):
-            self._check(idx, WRITE)
+            idx = self._check(idx, WRITE)
             self._a[idx] = value
             return self._write_many(idx, _getframe(1))
         if not inside:
-            self._out_of_bounds(idx, WRITE)
+            i, j = idx = self._out_of_bounds(idx, WRITE)
         self._a[idx] = value
         s0, s1 = self._strides
         self._record(self._base + i * s0 + j * s1, WRITE, _getframe(1))
@@ -263,18 +290,18 @@ class _GlobalRecord:
     def __getitem__(self, idx):
         if type(idx) is int and len(self._shape) == 1:
             if not 0 <= idx < self._shape[0]:
-                self._out_of_bounds(idx, READ)
+                self._out_of_bounds(idx, READ)   # a plain int: it raises
             value = self._a[idx]
             off = self._base + idx * self._strides[0]
         elif type(idx) is tuple and len(idx) == 2 and len(self._shape) == 2 \
                 and type(idx[0]) is int and type(idx[1]) is int:
             i, j = idx
             if not (0 <= i < self._shape[0] and 0 <= j < self._shape[1]):
-                self._out_of_bounds(idx, READ)
+                self._out_of_bounds(idx, READ)   # plain ints: it raises
             value = self._a[idx]
             off = self._base + i * self._strides[0] + j * self._strides[1]
         else:
-            self._check(idx, READ)
+            idx = self._check(idx, READ)
             value = self._a[idx]
             if type(value) is _ndarray:
                 return self._view(value)

@@ -155,3 +155,11 @@ def test_conv1d_is_instrumented_at_the_widest_mask():
     ex = exercises.get("conv1d")
     widest = next(c.high for c in ex.contract.constants if c.name == "MAX_MASK_WIDTH")
     assert all(c.params["w"] == widest for c in plan.diagnose_cases(ex, 1))
+
+
+def test_a_negative_literal_subscript_is_wrap_around_asked_for():
+    x, A = f32(8), f32(8, 5, seed=1)
+    out = np.zeros(8, np.float32)
+    r = instrumented_launch(load("last_element_on_purpose.py").kernel, 1, 8, [x, A, out])
+    assert r["out_of_bounds"] == [] and r["error"] is None
+    np.testing.assert_allclose(out, np.roll(x, 1) + A[:, -1])
