@@ -57,23 +57,29 @@ def test_a_negative_index_is_found_whatever_the_values(fill):
 
 
 def test_a_write_past_a_shared_array_is_found():
-    module = load("conv1d_tile_overflow.py")
-    n, w = 200, module.MAX_MASK_WIDTH
-    r = instrumented_launch(module.conv1d, 1, module.BLOCK_SIZE,
-                            [f32(n), f32(w, seed=1), np.zeros(n, np.float32)])
+    r = instrumented_launch(load("shared_out_of_bounds.py").kernel, 1, 65,
+                            [f32(65), np.zeros(65, np.float32)])
     [oob] = r["out_of_bounds"]
-    assert oob["space"] == "shared" and oob["access"] == "write" and oob["array"] == "tile"
-    assert oob["index"] == [module.TILE] and oob["shape"] == [module.TILE]
+    assert (oob["space"], oob["access"], oob["array"]) == ("shared", "write", "buf")
+    assert (oob["index"], oob["shape"], oob["thread"]) == ([64], [64], [64, 0, 0])
+    assert oob["line"] == line_of("shared_out_of_bounds.py", "buf[tid] = x[tid]")
 
 
-def test_the_solutions_stay_inside_their_arrays():
-    for name, n in (("conv1d", 300), ("block_scan", 300)):
-        module = load(ROOT / "autograder" / "exercises" / name / "solution.py")
-        kernel = getattr(module, name)
-        args = ([f32(n), f32(15, seed=1), np.zeros(n, np.float32)] if name == "conv1d"
-                else [np.arange(n, dtype=np.int32), np.zeros(n, np.int32)])
-        r = instrumented_launch(kernel, 2, 256, args)
-        assert r["out_of_bounds"] == [] and r["error"] is None
+@pytest.mark.parametrize("name", [n for n in exercises.names()
+                                  if exercises.get(n).diagnose is not None])
+def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name):
+    from numba import cuda
+
+    from autograder.child_cases import run_instrumented
+    from autograder.child_contract import import_submission, resolve
+
+    ex = exercises.get(name)
+    path = str(exercises.solution_path(ex))
+    kernel, consts = resolve(import_submission(path), ex.contract.to_dict(), path, "sim")
+    for case in plan.diagnose_cases(ex, 11):
+        r = run_instrumented(cuda, kernel, ex.contract.to_dict(), consts, case)
+        assert r["out_of_bounds"] == [] and r["error"] is None, case.params
+        assert r["params"] == case.params
 
 
 def test_blocks_run_include_the_first_and_the_last_in_every_dimension():
@@ -149,12 +155,6 @@ def test_every_diagnose_size_ends_each_grid_dimension_in_a_partial_block(name):
                   if not c.power_of_two or v & (v - 1) == 0]
         for params in sizes:
             assert all(params[param] % v for v in widths), (params, const)
-
-
-def test_conv1d_is_instrumented_at_the_widest_mask():
-    ex = exercises.get("conv1d")
-    widest = next(c.high for c in ex.contract.constants if c.name == "MAX_MASK_WIDTH")
-    assert all(c.params["w"] == widest for c in plan.diagnose_cases(ex, 1))
 
 
 def test_a_negative_literal_subscript_is_wrap_around_asked_for():

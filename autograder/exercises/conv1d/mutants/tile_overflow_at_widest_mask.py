@@ -1,7 +1,9 @@
 # kernelgrade-expect: concept=failed, diagnostic: memory accesses=failed
-"""conv1d's solution with one edit: the tile is loaded up to ``BLOCK_SIZE + 3 * half``. At the
-widest masks (``w = MAX_MASK_WIDTH``) that writes past the end of the shared tile of
-``BLOCK_SIZE + MAX_MASK_WIDTH - 1`` elements; no output reads those elements."""
+# kernelgrade-expect-sim: correctness=error
+"""The solution with one edit: the tile is loaded up to ``BLOCK_SIZE + 3 * half``. At the widest
+masks (w = MAX_MASK_WIDTH) that writes past the end of the shared tile of ``BLOCK_SIZE +
+MAX_MASK_WIDTH - 1`` elements, which no output reads: right results on a GPU. The instrumented
+runs (at w = MAX_MASK_WIDTH) find the write outside the shared array's shape."""
 
 from numba import cuda, float32
 
