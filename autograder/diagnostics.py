@@ -107,7 +107,8 @@ def merged(reports: list[dict]) -> dict | None:
     for key in FINDINGS:
         seen, entries = set(), []
         for r in reports:
-            for e in r.get(key) or []:
+            found = r.get(key)
+            for e in found if isinstance(found, list) else []:
                 if not isinstance(e, dict):
                     continue
                 k = _finding_key(key, e)
@@ -168,7 +169,8 @@ def _bounds_problems(source, report) -> list[str]:
     check ...``."""
     found = []
     for e in (report or {}).get("out_of_bounds") or []:
-        name, index = e.get("array", "?"), e.get("index") or []
+        name, index = e.get("array", "?"), e.get("index")
+        index = index if isinstance(index, list) else []
         shown = ", ".join(str(i) for i in index)
         space = "shared array " if e.get("space") == "shared" else ""
         who = f"thread {tuple(e.get('thread') or ())} of block {tuple(e.get('block') or ())}"
