@@ -156,8 +156,8 @@ def run_calls(module, cases: list, path: str) -> None:
 
 def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseRequest) -> dict:
     """An instrumented simulator launch of one small case (:mod:`autograder.instrument`): races,
-    divergent barriers, bank conflicts, divergent branches, global loads. Its outputs are never
-    graded."""
+    divergent barriers, out-of-bounds accesses, bank conflicts, divergent branches, global
+    loads; the report's ``params`` names the case's size. Its outputs are never graded."""
     from .instrument import instrumented_launch
 
     _, views = case_views(cuda, consts, case)
@@ -166,4 +166,5 @@ def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseReque
     report = instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],
                                  max_blocks=case.max_blocks)
     report["constants"] = dict(consts)   # what the grader's concept bounds are computed at
+    report["params"] = dict(case.params)   # which size: findings are merged by the grader
     return report

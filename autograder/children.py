@@ -59,7 +59,7 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
     :class:`autograder.errors.GraderSetupError` for a child that shows a fault of the grader's
     setup (:func:`autograder.environment.raise_for_setup`), and ``SandboxUnavailable``."""
     source_file = work / "submission.py"
-    diagnose = plan.diagnose_case(exercise, seed) if exercise.diagnose else None
+    diagnose = plan.diagnose_cases(exercise, seed) if exercise.diagnose else None
 
     def request(backend, phases, cases=(), timing=None, **kw):
         return plan.request(exercise, backend, phases, source_file, list(cases), timing, **kw)
@@ -105,7 +105,7 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
         jobs = {"run": lambda: run_holding(graded, limits, work, steps, decide)}
         if diagnose and sanitize:
             jobs["sanitize"] = lambda: diagnostics.run_sanitizers(
-                request("gpu", ["run"], [diagnose], lineinfo=True, await_go=True), limits, work,
+                request("gpu", ["run"], diagnose[:1], lineinfo=True, await_go=True), limits, work,
                 runner=run_holding)
         done = start_jobs(jobs)()
     except BaseException:

@@ -1,9 +1,10 @@
 """Diagnostics: what outputs alone miss, in one vocabulary on both backends.
 
-On either backend, an instrumented simulator launch of one small case
-(:mod:`autograder.instrument`) reports shared-memory races, divergent barriers, bank conflicts
-and divergent warp branches; on a GPU with compute-sanitizer, racecheck, synccheck and memcheck
-add their findings. They become ``diagnostic`` tests (no points, messages naming the student's
+On either backend, instrumented simulator launches of small cases
+(:mod:`autograder.instrument`: the exercise's published size and sizes drawn from the secret
+seed) report shared-memory races, divergent barriers, out-of-bounds accesses, bank conflicts and
+divergent warp branches; on a GPU with compute-sanitizer, racecheck, synccheck and memcheck add
+their findings. They become ``diagnostic`` tests (no points, messages naming the student's
 lines) and the problems that fail the concept test (see :class:`exercises.base.Diagnose`).
 """
 
@@ -73,9 +74,63 @@ def run_sanitizers(request: dict, limits: Limits, work: Path,
 
 
 def instrument_report(run: ChildRun | None) -> dict | None:
-    rec = run.first("instrumented") if run is not None else None
-    report = rec.get("report") if rec else None
-    return report if isinstance(report, dict) else None
+    """The instrumented runs' reports as one (:func:`merged`); None: no report came."""
+    if run is None:
+        return None
+    reports = [h.get("report") for h, _ in run.of_type("instrumented")]
+    return merged([r for r in reports if isinstance(r, dict)])
+
+
+#: Findings gathered from every instrumented run, each entry naming its run's ``params``; the
+#: rest of a merged report is the first run's (the published size: thresholds and load counts
+#: are read there).
+FINDINGS = ("divergent_barriers", "races", "out_of_bounds")
+
+
+def _finding_key(key: str, entry: dict):
+    if key == "races":
+        return (entry.get("kind"), entry.get("array"), entry.get("first", {}).get("line"),
+                entry.get("second", {}).get("line"))
+    if key == "divergent_barriers":
+        return tuple(entry.get("lines") or ())
+    return (entry.get("array"), entry.get("access"), entry.get("line"))
+
+
+def merged(reports: list[dict]) -> dict | None:
+    """One report from the instrumented runs' (the first: the published size): the first's
+    keys, with the findings of :data:`FINDINGS` from every run (one entry per distinct finding,
+    from the first run that found it, with that run's ``params``) and ``runs``: each run's
+    ``params``, ``blocks_run``, ``blocks_total`` and ``error``. None for no report."""
+    if not reports:
+        return None
+    out = dict(reports[0])
+    for key in FINDINGS:
+        seen, entries = set(), []
+        for r in reports:
+            found = r.get(key)
+            for e in found if isinstance(found, list) else []:
+                if not isinstance(e, dict):
+                    continue
+                k = _finding_key(key, e)
+                if k in seen:
+                    continue
+                seen.add(k)
+                entries.append(e if "params" in e or "params" not in r
+                               else {**e, "params": r["params"]})
+        out[key] = entries
+    out["runs"] = [{"params": r.get("params"), "blocks_run": r.get("blocks_run"),
+                    "blocks_total": r.get("blocks_total"), "error": r.get("error")}
+                   for r in reports]
+    return out
+
+
+def _size(params) -> str:
+    return ", ".join(f"{k} {v}" for k, v in params.items()) if isinstance(params, dict) else ""
+
+
+def _at(entry: dict) -> str:
+    size = _size(entry.get("params"))
+    return f" (at {size})" if size else ""
 
 
 def _barrier_problems(source, report, sanitized) -> list[str]:
@@ -85,7 +140,7 @@ def _barrier_problems(source, report, sanitized) -> list[str]:
         count = (f"reached by only {b.get('fewest_threads')} of {b.get('live_threads')} live "
                  f"threads{left}")
         found.append(f"{_lines(source, b.get('lines', []))}: a barrier {count} (a "
-                     "cuda.syncthreads() inside a branch or after an early return)")
+                     f"cuda.syncthreads() inside a branch or after an early return){_at(b)}")
     for f in getattr(sanitized.get("synccheck"), "findings", []):
         found.append(f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer synccheck)")
     return found
@@ -99,15 +154,55 @@ def _race_problems(source, report, sanitized) -> list[str]:
                      f"{first.get('access', '?')} at {_lines(source, [first.get('line')])} by "
                      f"thread {tuple(first.get('thread', ()))}, {second.get('access', '?')} at "
                      f"{_lines(source, [second.get('line')])} by thread "
-                     f"{tuple(second.get('thread', ()))} with no barrier between them")
+                     f"{tuple(second.get('thread', ()))} with no barrier between them{_at(r)}")
     for f in getattr(sanitized.get("racecheck"), "findings", []):
         found.append(f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer racecheck)")
+    return found
+
+
+_ACCESS_VERB = {"read": "reads", "write": "writes", "atomic": "updates"}
+
+
+def _bounds_problems(source, report) -> list[str]:
+    """Out-of-bounds accesses of the instrumented runs, e.g. ``line 14: reads A[16, 3], but A
+    has shape (16, 16) (thread (0, 15, 0) of block (1, 1, 0), at width 17): add a bounds
+    check ...``."""
+    found = []
+    for e in (report or {}).get("out_of_bounds") or []:
+        name, index = e.get("array", "?"), e.get("index")
+        index = index if isinstance(index, list) else []
+        shown = ", ".join(str(i) for i in index)
+        space = "shared array " if e.get("space") == "shared" else ""
+        who = f"thread {tuple(e.get('thread') or ())} of block {tuple(e.get('block') or ())}"
+        size = _size(e.get("params"))
+        negative = any(isinstance(i, int) and i < 0 for i in index)
+        why = (": a negative index wraps around to the array's other end in NumPy and Numba"
+               if negative else "")
+        found.append(f"{_lines(source, [e.get('line')])}: "
+                     f"{_ACCESS_VERB.get(e.get('access'), 'accesses')} {name}[{shown}], but "
+                     f"{space}{name} has shape {tuple(e.get('shape') or ())}{why} ({who}"
+                     f"{', at ' + size if size else ''}): add a bounds check so that every "
+                     "index stays inside the array, even where the value is never used")
     return found
 
 
 def _memory_problems(source, sanitized) -> list[str]:
     return [f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer memcheck)"
             for f in getattr(sanitized.get("memcheck"), "findings", [])]
+
+
+def _kernel_errors(report) -> list[str]:
+    """The instrumented runs' kernel errors other than out-of-bounds accesses, with the size."""
+    found = []
+    runs = (report or {}).get("runs") or [{"error": (report or {}).get("error")}]
+    for run in runs:
+        err = run.get("error")
+        if not err or (isinstance(err, dict) and err.get("kind") == "out_of_bounds"):
+            continue
+        text = err.get("message", str(err)) if isinstance(err, dict) else str(err)
+        size = _size(run.get("params"))
+        found.append(text + (f" (at {size})" if size and len(runs) > 1 else ""))
+    return found
 
 
 def _warp_problems(exercise: Exercise, source, report) -> list[str]:
@@ -144,11 +239,12 @@ def _warp_summary(report) -> str:
 
 
 def concept_problems(exercise: Exercise, source: Source, report, sanitized) -> list[str]:
-    """Findings that fail the concept test (empty: none): shared memory and barriers not used
-    as the exercise asks (:mod:`autograder.concept_use`) first, then the diagnostics'."""
+    """Findings that fail the concept test (empty: none): out-of-bounds accesses first, then
+    shared memory and barriers not used as the exercise asks (:mod:`autograder.concept_use`),
+    then the other diagnostics'."""
     if exercise.diagnose is None:
         return []
-    return (concept_use.problems(exercise, source, report)
+    return (_bounds_problems(source, report) + concept_use.problems(exercise, source, report)
             + _barrier_problems(source, report, sanitized)
             + _race_problems(source, report, sanitized) + _warp_problems(exercise, source, report))
 
@@ -173,17 +269,16 @@ def tests(exercise: Exercise, source: Source, report, sanitized, unavailable: st
     if report is None and not sanitized:
         return all_tests(exercise, Status.SKIPPED,
                          unavailable or "the instrumented run did not finish")
-    params = ", ".join(f"{k} {v}" for k, v in exercise.diagnose.params.items())
-    where = f"instrumented run at {params}" + (" and compute-sanitizer" if sanitized else "")
-    kernel_error = (report or {}).get("error")
+    sizes = [_size(r.get("params")) for r in (report or {}).get("runs") or []]
+    sizes = [s for s in sizes if s] or [_size(exercise.diagnose.params)]
+    where = (f"instrumented run{'s' if len(sizes) > 1 else ''} at {' and '.join(sizes)}"
+             + (" and compute-sanitizer" if sanitized else ""))
     results = []
     for name, problems in ((BARRIERS, _barrier_problems(source, report, sanitized)),
                            (RACES, _race_problems(source, report, sanitized)),
-                           (MEMORY, _memory_problems(source, sanitized)),
+                           (MEMORY, _bounds_problems(source, report)
+                            + _memory_problems(source, sanitized) + _kernel_errors(report)),
                            (WARPS, _warp_problems(exercise, source, report))):
-        if name == MEMORY and kernel_error:
-            problems = problems + [f"{kernel_error.get('message', kernel_error)}"
-                                   if isinstance(kernel_error, dict) else str(kernel_error)]
         if problems:
             results.append(TestResult(name, Kind.DIAGNOSTIC, "hidden", Status.FAILED, 0.0, 0.0,
                                       "; ".join(problems[:5]) + f" ({where})"))

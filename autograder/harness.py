@@ -205,11 +205,13 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
                 pass
 
     if "instrument" in phases and req.diagnose and backend == "sim":
-        send(Start("instrument"))
-        try:
-            send(Instrumented(run_instrumented(cuda, kernel, contract, consts, req.diagnose)))
-        except BaseException as exc:
-            send_error("instrument", exc, path)
+        for case in [req.diagnose, *req.diagnose_more]:  # one start each: its own deadline
+            send(Start("instrument"))
+            try:
+                send(Instrumented(run_instrumented(cuda, kernel, contract, consts, case)))
+            except BaseException as exc:
+                send_error("instrument", exc, path)
+                break
 
     if "time" in phases and req.timing:
         if "run" in phases and not _granted(go_fd):  # the verdict: every case passed?

@@ -51,11 +51,36 @@ def make_cases(exercise: Exercise, seed: int) -> list[PlannedCase]:
 
 
 def diagnose_case(exercise: Exercise, seed: int) -> CaseRequest:
-    """The small case of the instrumented run (and the sanitizers), from the secret seed."""
+    """The small case of the instrumented run (and the sanitizers) at the exercise's published
+    ``Diagnose.params``, its inputs from the secret seed."""
     d = exercise.diagnose
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(len(exercise.cases) + 1)[-1])
     return CaseRequest("diagnose", d.params, exercise.make_inputs(d.params, rng),
                        exercise.outputs(d.params), d.max_blocks)
+
+
+def diagnose_cases(exercise: Exercise, seed: int) -> list[CaseRequest]:
+    """Every case of the instrumented runs: :func:`diagnose_case`, then ``Diagnose.draws``
+    sizes drawn from the secret seed (:meth:`~autograder.exercises.base.Diagnose.drawn`), with
+    ids ``"diagnose"``, ``"diagnose 2"``, ... A draw equal to an earlier size is drawn again
+    (a few times, then left out)."""
+    d = exercise.diagnose
+    cases = [diagnose_case(exercise, seed)]
+    if not d.seeded:
+        return cases
+    seqs = np.random.SeedSequence(seed).spawn(len(exercise.cases) + 1 + d.draws)
+    for seq in seqs[len(exercise.cases) + 1:]:
+        rng = np.random.default_rng(seq)
+        for _ in range(8):
+            params = d.drawn(rng)
+            if all(c.params != params for c in cases):
+                break
+        else:
+            continue
+        cases.append(CaseRequest(f"diagnose {len(cases) + 1}", params,
+                                 exercise.make_inputs(params, rng), exercise.outputs(params),
+                                 d.max_blocks))
+    return cases
 
 
 def timing_request(exercise: Exercise, seed: int = 0) -> TimingRequest:
@@ -80,15 +105,20 @@ def timing_input_seed(seed: int) -> int:
 
 
 def request(exercise: Exercise, backend: str, phases: list[str], source_file: Path | str,
-            cases: list, timing: TimingRequest | None, diagnose: CaseRequest | None = None,
+            cases: list, timing: TimingRequest | None,
+            diagnose: CaseRequest | list | None = None,
             lineinfo: bool = False, await_go: bool = False) -> dict:
     """A child's :class:`~autograder.protocol.Request`, in the form
     :func:`autograder.sandbox.run_child` takes (``to_dict()``). ``cases``: :class:`PlannedCase`
-    or :class:`~autograder.protocol.CaseRequest` items. The submission's text is read from
+    or :class:`~autograder.protocol.CaseRequest` items; ``diagnose``: the instrumented run's
+    case, or a list of them (:func:`diagnose_cases`). The submission's text is read from
     ``source_file`` now: the harness compiles this text, so a sibling child cannot swap the code.
     """
+    more = []
+    if isinstance(diagnose, list):
+        diagnose, more = (diagnose[0], diagnose[1:]) if diagnose else (None, [])
     return Request(
         backend, list(phases), str(source_file), Path(source_file).read_text(encoding="utf-8"),
         exercise.contract.to_dict(),
         [c if isinstance(c, CaseRequest) else c.request() for c in cases],
-        timing, diagnose, lineinfo, await_go).to_dict()
+        timing, diagnose, lineinfo, await_go, more).to_dict()

@@ -97,7 +97,9 @@ class Request:
     ``source_text`` is what runs (a sibling child cannot swap the file); ``contract``:
     :meth:`autograder.exercises.base.Contract.to_dict`; ``diagnose``: the instrumented run's
     case; ``lineinfo``: compile with line info (sanitizer runs); ``await_go``: a GPU child says
-    ``ready`` before its first GPU work and waits for the grader's go byte."""
+    ``ready`` before its first GPU work and waits for the grader's go byte;
+    ``diagnose_more``: further instrumented runs' cases (sizes drawn from the secret seed), run
+    after ``diagnose``, each with its own ``start`` and ``instrumented`` records."""
 
     backend: str
     phases: list
@@ -109,6 +111,7 @@ class Request:
     diagnose: CaseRequest | None = None
     lineinfo: bool = False
     await_go: bool = False
+    diagnose_more: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The form the sandbox pickles to the child (plain dicts, lists and arrays)."""
@@ -117,7 +120,8 @@ class Request:
                 "contract": self.contract, "cases": [c.to_dict() for c in self.cases],
                 "timing": self.timing.to_dict() if self.timing else None,
                 "diagnose": self.diagnose.to_dict() if self.diagnose else None,
-                "lineinfo": self.lineinfo, "await_go": self.await_go}
+                "lineinfo": self.lineinfo, "await_go": self.await_go,
+                "diagnose_more": [c.to_dict() for c in self.diagnose_more]}
 
     @classmethod
     def from_dict(cls, d: dict) -> Request:
@@ -125,7 +129,8 @@ class Request:
                    d["contract"], [CaseRequest.from_dict(c) for c in d.get("cases") or ()],
                    TimingRequest.from_dict(d["timing"]) if d.get("timing") else None,
                    CaseRequest.from_dict(d["diagnose"]) if d.get("diagnose") else None,
-                   bool(d.get("lineinfo")), bool(d.get("await_go")))
+                   bool(d.get("lineinfo")), bool(d.get("await_go")),
+                   [CaseRequest.from_dict(c) for c in d.get("diagnose_more") or ()])
 
 
 # --- checking a header's fields -------------------------------------------------------------------

@@ -109,6 +109,18 @@ def test_a_request_round_trips():
     assert again.keys() == wire.keys() and again["cases"][0]["params"] == cases[0].spec.params
 
 
+def test_the_instrumented_runs_cases_round_trip_the_published_size_first():
+    ex = exercises.get("tiled_matmul")
+    diagnose = plan.diagnose_cases(ex, 3)
+    wire = plan.request(ex, "sim", ["instrument"], exercises.solution_path(ex), [], None,
+                        diagnose=diagnose)
+    req = protocol.Request.from_dict(wire)
+    assert req.diagnose.params == ex.diagnose.params
+    assert [c.id for c in req.diagnose_more] == ["diagnose 2"]
+    assert req.diagnose_more[0].params == diagnose[1].params != ex.diagnose.params
+    assert np.array_equal(req.diagnose_more[0].inputs["B"], diagnose[1].inputs["B"])
+
+
 def test_a_malformed_case_record_is_that_case_s_error_not_a_crash():
     """The first record per case counts; a rejected one makes its case an error, and the
     other cases are judged as usual."""

@@ -140,20 +140,53 @@ class Concept:
 
 @dataclass(frozen=True)
 class Diagnose:
-    """What outputs alone miss, looked for on one small case (``params``) on both backends: an
-    instrumented simulator launch of at most ``max_blocks`` blocks (:mod:`autograder.instrument`)
-    and, on a GPU with compute-sanitizer, racecheck, synccheck and memcheck.
+    """What outputs alone miss, looked for on small cases on both backends: instrumented
+    simulator launches of at most ``max_blocks`` blocks each (:mod:`autograder.instrument`)
+    and, on a GPU with compute-sanitizer, racecheck, synccheck and memcheck (at ``params``).
+
+    The instrumented launch runs at ``params`` and at sizes drawn from the secret seed:
+    ``seeded`` maps parameter names to inclusive ranges ``(low, high)``; each draw takes a
+    prime in each range (:meth:`drawn`: no tile or block width from 2 up to the range's low end
+    divides it, so every grid dimension ends in a partial block), the other parameters as in
+    ``params``. ``draws`` is how many such sizes. A kernel cannot keep its barriers (or bounds
+    checks) only at a published size. Keep the sizes small: each run costs about 0.2-0.3 s of
+    CPU time at a few hundred threads per block.
 
     Findings become ``diagnostic`` tests (no points) and fail the concept test: any shared-memory
-    race or divergent barrier, a bank conflict of more than ``max_bank_ways`` ways, or more than
-    ``max_divergent_branches`` divergent warp branches per block run (None: not judged). Thresholds are set
-    from the instructor solution at the same case (tests check it meets them).
+    race, divergent barrier or out-of-bounds access (an index outside an array's shape, in any
+    dimension, negative included), a bank conflict of more than ``max_bank_ways`` ways, or more
+    than ``max_divergent_branches`` divergent warp branches per block run (None: not judged).
+    Thresholds are set from the instructor solution at the same case (tests check it meets
+    them).
     """
 
     params: dict
     max_blocks: int = 4
     max_bank_ways: int | None = None
     max_divergent_branches: int | None = None
+    seeded: dict = field(default_factory=dict)
+    draws: int = 1
+
+    def drawn(self, rng: np.random.Generator) -> dict:
+        """One seeded size: ``params`` with each ``seeded`` parameter drawn (a prime in its
+        range when the range holds one, else any integer in it)."""
+        out = dict(self.params)
+        for name, (low, high) in self.seeded.items():
+            choices = _primes(int(low), int(high)) or list(range(int(low), int(high) + 1))
+            out[name] = int(choices[int(rng.integers(len(choices)))])
+        return out
+
+
+def _primes(low: int, high: int) -> list[int]:
+    """The primes in ``[low, high]``."""
+    if high < 2:
+        return []
+    sieve = np.ones(high + 1, dtype=bool)
+    sieve[:2] = False
+    for p in range(2, int(high ** 0.5) + 1):
+        if sieve[p]:
+            sieve[p * p::p] = False
+    return [int(p) for p in np.flatnonzero(sieve) if p >= low]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,11 @@ One launch runs on the simulator's kernel API with hooks in place, and comes bac
   most shared reads by one thread in a block; per ``cuda.syncthreads()`` line, the cross-thread
   dependences it was the first to separate; global elements stored from a shared read (see
   ``dataflow``).
+- ``out_of_bounds``: the first element access, global or shared, whose index lies outside the
+  array's shape in some dimension (negative indices included: NumPy and Numba wrap them), as
+  ``{"array", "space", "access", "index", "shape", "line", "thread", "block"}``; the launch
+  stops there (``error["kind"]`` is ``"out_of_bounds"``). Empty: none. It does not depend on
+  the values read.
 
 The same kernel gives the same report every run: the lanes run one at a time in a fixed order
 (``scheduler``), and hazards are found from the set of accesses, not from values.
@@ -40,8 +45,9 @@ Calling it from the child (``autograder/harness.py``), after ``resolve`` gave ``
 - Give it its own buffers, or call it after the outputs were sent: it writes the outputs, but
   ``max_blocks`` leaves blocks out and a racy kernel's values follow the fixed thread order, so
   never grade the outputs of an instrumented run.
-- ``max_blocks`` runs that many blocks, evenly spaced and including the first and the last (edge
-  blocks are where bounds checks diverge); ``report["blocks_run"]`` says how many ran.
+- ``max_blocks`` runs that many blocks: the first and the last (last in every grid dimension),
+  then blocks last in one dimension, then evenly spaced ones (edge blocks are where bounds
+  checks diverge); ``report["blocks_run"]`` says how many ran.
 - If the kernel raises, ``report["error"]`` holds the message, ``where`` (line) and the thread;
   the findings cover what ran before. The call itself raises only for a bad launch
   configuration (as ``kernel[grid, block]`` would).

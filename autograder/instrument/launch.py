@@ -15,6 +15,7 @@ from .dataflow import SharedUse
 from .divergence import DivergentBranches
 from .loads import GlobalLoads
 from .memory import Atomics, SharedMemory, global_proxy
+from .proxies import OutOfBounds
 from .races import SharedRaces
 from .rewrite import instrumented, swapped_device_functions
 from .scheduler import BlockRunner, KernelFailure
@@ -24,17 +25,26 @@ REPORT_VERSION = 1
 
 
 def select_blocks(grid_dim: tuple[int, int, int], max_blocks: int | None) -> list[tuple]:
-    """Every block in the simulator's order, or ``max_blocks`` of them evenly spaced over that
-    order, first and last included (edge blocks are where guards diverge)."""
+    """Every block in the simulator's order, or ``max_blocks`` of them in that order: the
+    first block and the last (the last in every grid dimension at once: the block that holds
+    each dimension's partial tile, where guards diverge and bounds are crossed), then the
+    blocks last in one dimension and first in the others, then evenly spaced ones. One block:
+    the first."""
     blocks = list(np.ndindex(*grid_dim))
     if max_blocks is None or max_blocks >= len(blocks):
         return blocks
     if max_blocks < 1:
         raise ValueError("max_blocks must be at least 1")
-    if max_blocks == 1:
-        return blocks[:1]
-    step = (len(blocks) - 1) / (max_blocks - 1)
-    return [blocks[round(i * step)] for i in range(max_blocks)]
+    chosen = [blocks[0], blocks[-1]]
+    for d, n in enumerate(grid_dim):
+        if n > 1:
+            chosen.append(tuple(n - 1 if e == d else 0 for e in range(len(grid_dim))))
+    if max_blocks > 2:
+        step = (len(blocks) - 1) / (max_blocks - 1)
+        chosen += [blocks[round(i * step)] for i in range(1, max_blocks - 1)]
+    picked = list(dict.fromkeys(chosen))[:max_blocks]
+    order = {b: i for i, b in enumerate(blocks)}
+    return sorted(picked, key=order.__getitem__)
 
 
 def _module(grid_dim, block_dim, dynshared, rec):
@@ -83,9 +93,13 @@ def _error(rec, failure: KernelFailure) -> dict:
     for frame, lineno in traceback.walk_tb(failure.exc.__traceback__):
         if frame.f_code.co_filename in rec.files:
             line = rec.where(rec.file_offset(frame.f_code.co_filename) + lineno)
-    return {"message": f"{type(failure.exc).__name__}: {failure.exc}"[:500],
-            "where": line, "thread": rec.thread_index(failure.tid),
-            "block": [int(b) for b in failure.block]}
+    kind = "IndexError" if isinstance(failure.exc, OutOfBounds) else type(failure.exc).__name__
+    error = {"message": f"{kind}: {failure.exc}"[:500],
+             "where": line, "thread": rec.thread_index(failure.tid),
+             "block": [int(b) for b in failure.block]}
+    if isinstance(failure.exc, OutOfBounds):
+        error["kind"] = "out_of_bounds"   # the access is in report["out_of_bounds"]
+    return error
 
 
 def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None = None,
@@ -144,6 +158,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
         "notes": notes,
         "shared_arrays": [{"name": a.name, "line": a.line, "shape": list(a.shape),
                            "dtype": a.dtype} for a in rec.arrays if a.space == "shared"],
+        "out_of_bounds": rec.out_of_bounds[:1],
     }
     for a in analyses:
         report[a.key] = a.result(rec)

@@ -122,6 +122,9 @@ class Atomics:
         def atomic(array, *args):
             if isinstance(array, ArrayProxy):
                 idx = (0,) * array._a.ndim if name == "compare_and_swap" else args[0]
+                if name != "compare_and_swap":
+                    idx = array.check_atomic(idx)
+                    args = (idx, *args[1:])
                 result = op(array._a, *args)
                 array.record_atomic(idx, _getframe(1))
                 return result

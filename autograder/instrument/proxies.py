@@ -10,11 +10,20 @@ Shared proxies append ``(tid, site, array id, byte address, kind)`` to the recor
 global proxies append each load as ``(tid, site, array id, byte offset)`` to the recorder's
 ``global_log`` (counted per site and coalesced per warp request by ``loads``) and remember which
 elements were stored.
+
+Every element index is checked against the array's logical shape before the access, one
+dimension at a time and negative indices included (NumPy and Numba wrap ``x[-1]`` to the last
+element, and ``A[row, n]`` of an ``(m, n)`` array may lie inside the allocation): an index out
+of bounds is recorded (``Recorder.out_of_bounds``) and raises :class:`OutOfBounds`, whatever
+the value read would have been. Slices and index arrays are left to NumPy; a negative literal
+subscript (``x[-1]``: :class:`NegativeLiteral`, marked by ``rewrite``) is wrap-around asked
+for, not a stray index.
 """
 
 from __future__ import annotations
 
 import operator
+import os
 import sys
 
 import numpy as np
@@ -24,6 +33,26 @@ from .trace import ATOMIC, READ, SITE, WRITE
 _getframe = sys._getframe
 _index = operator.index
 _ndarray = np.ndarray
+_HOOKS = (__file__, os.path.join(os.path.dirname(__file__), "memory.py"))
+
+
+class OutOfBounds(IndexError):
+    """An element index outside the array's shape (the finding is on the recorder)."""
+
+
+class NegativeLiteral(int):
+    """A negative integer written as a literal subscript (``x[-1]``, ``A[i, -2]``): the kernel
+    asks for NumPy's and Numba's wrap-around on purpose, so it is not out of bounds. The
+    kernel's rewrite (``rewrite``) marks such subscripts; any arithmetic gives a plain int."""
+
+    __slots__ = ()
+
+
+def _caller(frame):
+    """The innermost frame outside the instrument's own hooks (the student's line)."""
+    while frame is not None and frame.f_code.co_filename in _HOOKS:
+        frame = frame.f_back
+    return frame
 
 
 class ArrayProxy:
@@ -41,6 +70,52 @@ class ArrayProxy:
         self._sink = self._make_sink(rec)
         self._meta = meta if meta is not None else ary
         self.shape = self._meta.shape
+
+    # -- bounds -------------------------------------------------------------------------------
+    def _check(self, idx, kind):
+        """``idx``, or its in-bounds form (:class:`NegativeLiteral` components wrapped); raises
+        :class:`OutOfBounds` when an integer of ``idx`` lies outside its dimension."""
+        t = idx if type(idx) is tuple else (idx,)
+        shape = self._shape
+        for d, i in enumerate(t):
+            if d >= len(shape) or i is None or i is Ellipsis:
+                return idx   # NumPy's own rules (too many indices, new axes)
+            if type(i) is slice or isinstance(i, (bool, np.bool_)):
+                continue
+            try:
+                i = _index(i)
+            except TypeError:   # an index array: NumPy checks it
+                continue
+            if i < 0 or i >= shape[d]:
+                return self._out_of_bounds(idx, kind)
+        return idx
+
+    def _out_of_bounds(self, idx, kind):
+        """``idx`` with its :class:`NegativeLiteral` components wrapped, when that puts every
+        integer inside its dimension; else record the access and raise :class:`OutOfBounds`."""
+        single = type(idx) is not tuple
+        t = (idx,) if single else idx
+        shape = self._shape
+        fixed, index, inside = [], [], True
+        for d, i in enumerate(t):
+            if type(i) is NegativeLiteral and d < len(shape) and i >= -shape[d]:
+                i = int(i) + shape[d]
+            fixed.append(i)
+            try:
+                v = int(_index(i))
+            except TypeError:
+                index.append(":" if type(i) is slice else str(i))
+                continue
+            index.append(v)
+            if d < len(shape) and not 0 <= v < shape[d]:
+                inside = False
+        if inside:
+            return fixed[0] if single else tuple(fixed)
+        name = self._rec.arrays[self._id].name
+        self._rec.record_out_of_bounds(self._id, self._space, kind, index, shape,
+                                       _caller(_getframe(1)))
+        shown = ", ".join(str(i) for i in index)
+        raise OutOfBounds(f"{name}[{shown}] is out of bounds for shape {tuple(shape)}")
 
     # -- generic paths ----------------------------------------------------------------------
     def _offset(self, idx) -> int:
@@ -76,6 +151,7 @@ class ArrayProxy:
             self._record(int(o), WRITE, frame)
 
     def __getitem__(self, idx):
+        idx = self._check(idx, READ)
         value = self._a[idx]
         if type(value) is _ndarray:   # a view (a[row]): no memory access yet
             return self._view(value)
@@ -83,12 +159,17 @@ class ArrayProxy:
         return value
 
     def __setitem__(self, idx, value):
+        idx = self._check(idx, WRITE)
         self._a[idx] = value
         try:
             off = self._offset(idx)
         except TypeError:
             return self._write_many(idx, _getframe(1))
         self._record(off, WRITE, _getframe(1))
+
+    def check_atomic(self, idx):
+        """``idx`` in bounds (literal negatives wrapped), or :class:`OutOfBounds`."""
+        return self._check(idx, ATOMIC)
 
     def record_atomic(self, idx, frame) -> None:
         self._record(self._offset(idx), ATOMIC, frame)
@@ -123,25 +204,37 @@ class _Fast1D(ArrayProxy):
     __slots__ = ()
 
     def __getitem__(self, idx):
-        value = self._a[idx]
-        if type(value) is _ndarray:
-            return self._view(value)
         try:
-            off = self._base + (idx if idx >= 0 else idx + self._shape[0]) * self._strides[0]
-        except TypeError:   # (i,) and other spellings
+            inside = 0 <= idx < self._shape[0]
+        except (TypeError, ValueError):   # (i,), a slice, an index array
+            idx = self._check(idx, READ)
+            value = self._a[idx]
+            if type(value) is _ndarray:
+                return self._view(value)
             off = self._offset(idx)
+        else:
+            if not inside:
+                idx = self._out_of_bounds(idx, READ)
+            value = self._a[idx]
+            off = self._base + idx * self._strides[0]
         self._record(off, READ, _getframe(1))
         return value
 
     def __setitem__(self, idx, value):
-        self._a[idx] = value
         try:
-            off = self._base + (idx if idx >= 0 else idx + self._shape[0]) * self._strides[0]
-        except TypeError:
+            inside = 0 <= idx < self._shape[0]
+        except (TypeError, ValueError):
+            idx = self._check(idx, WRITE)
+            self._a[idx] = value
             try:
                 off = self._offset(idx)
             except TypeError:
                 return self._write_many(idx, _getframe(1))
+        else:
+            if not inside:
+                idx = self._out_of_bounds(idx, WRITE)
+            self._a[idx] = value
+            off = self._base + idx * self._strides[0]
         self._record(off, WRITE, _getframe(1))
 
 
@@ -149,34 +242,38 @@ class _Fast2D(ArrayProxy):
     __slots__ = ()
 
     def __getitem__(self, idx):
+        try:
+            i, j = idx
+            n0, n1 = self._shape
+            inside = 0 <= i < n0 and 0 <= j < n1
+        except (TypeError, ValueError):   # a[row], slices
+            idx = self._check(idx, READ)
+            value = self._a[idx]
+            if type(value) is _ndarray:
+                return self._view(value)
+            self._record(self._offset(idx), READ, _getframe(1))
+            return value
+        if not inside:
+            i, j = idx = self._out_of_bounds(idx, READ)
         value = self._a[idx]
-        if type(value) is _ndarray:
-            return self._view(value)
-        i, j = idx
-        if i < 0:
-            i += self._shape[0]
-        if j < 0:
-            j += self._shape[1]
         s0, s1 = self._strides
         self._record(self._base + i * s0 + j * s1, READ, _getframe(1))
         return value
 
     def __setitem__(self, idx, value):
-        self._a[idx] = value
         try:
             i, j = idx
-            if i < 0:
-                i += self._shape[0]
-            if j < 0:
-                j += self._shape[1]
+            n0, n1 = self._shape
+            inside = 0 <= i < n0 and 0 <= j < n1
         except (TypeError, ValueError):
+            idx = self._check(idx, WRITE)
+            self._a[idx] = value
             return self._write_many(idx, _getframe(1))
+        if not inside:
+            i, j = idx = self._out_of_bounds(idx, WRITE)
+        self._a[idx] = value
         s0, s1 = self._strides
-        try:
-            off = self._base + i * s0 + j * s1
-        except TypeError:   # a slice in the pair
-            return self._write_many(idx, _getframe(1))
-        self._record(off, WRITE, _getframe(1))
+        self._record(self._base + i * s0 + j * s1, WRITE, _getframe(1))
 
 
 class _SharedRecord:
@@ -210,19 +307,23 @@ class _GlobalRecord:
         return rec.global_log.append   # the log is cleared in place, never replaced
 
     def __getitem__(self, idx):
-        value = self._a[idx]
-        if type(value) is _ndarray:
-            return self._view(value)
-        if type(idx) is int:
-            off = self._base + (idx if idx >= 0 else idx + self._shape[0]) * self._strides[0]
-        elif type(idx) is tuple and len(idx) == 2 and len(self._shape) == 2:
+        if type(idx) is int and len(self._shape) == 1:
+            if not 0 <= idx < self._shape[0]:
+                self._out_of_bounds(idx, READ)   # a plain int: it raises
+            value = self._a[idx]
+            off = self._base + idx * self._strides[0]
+        elif type(idx) is tuple and len(idx) == 2 and len(self._shape) == 2 \
+                and type(idx[0]) is int and type(idx[1]) is int:
             i, j = idx
-            if i < 0:
-                i += self._shape[0]
-            if j < 0:
-                j += self._shape[1]
+            if not (0 <= i < self._shape[0] and 0 <= j < self._shape[1]):
+                self._out_of_bounds(idx, READ)   # plain ints: it raises
+            value = self._a[idx]
             off = self._base + i * self._strides[0] + j * self._strides[1]
         else:
+            idx = self._check(idx, READ)
+            value = self._a[idx]
+            if type(value) is _ndarray:
+                return self._view(value)
             off = self._offset(idx)
         f = _getframe(1)
         code = f.f_code

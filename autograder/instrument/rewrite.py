@@ -1,6 +1,8 @@
 """Branch hooks by rewriting the kernel's source: every ``if``/``while``/ternary test ``t`` at
-line L becomes ``__kg_br(L, t)`` and every ``for x in it`` becomes ``for x in __kg_loop(L, it)``.
-Nothing else changes, and the code keeps its file name and line numbers, so frames, tracebacks
+line L becomes ``__kg_br(L, t)`` and every ``for x in it`` becomes ``for x in __kg_loop(L, it)``;
+a negative integer literal written as a subscript (``x[-1]``, ``A[i, -2]``) becomes
+``__kg_neg(-1)``, a :class:`~.proxies.NegativeLiteral` (wrap-around asked for, not a stray
+index: the bounds check lets it through). Nothing else changes, and the code keeps its file name and line numbers, so frames, tracebacks
 and the other hooks see the student's own lines. Device functions the kernel calls are rewritten
 too (see ``swapped_device_functions``).
 
@@ -35,6 +37,22 @@ class _Hooks(ast.NodeTransformer):
         node.iter = self._wrap("__kg_loop", node, node.iter)
         return node
 
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if isinstance(node.slice, ast.Tuple):
+            node.slice.elts = [self._literal(e) for e in node.slice.elts]
+        else:
+            node.slice = self._literal(node.slice)
+        return node
+
+    @staticmethod
+    def _literal(e: ast.expr) -> ast.expr:
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) \
+                and isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
+            call = ast.Call(func=ast.Name(id="__kg_neg", ctx=ast.Load()), args=[e], keywords=[])
+            return ast.copy_location(call, e)
+        return e
+
 
 def _find_def(tree: ast.AST, code) -> ast.FunctionDef | None:
     for node in ast.walk(tree):
@@ -63,7 +81,7 @@ def _factory(fn):
         if node is not None:
             node.decorator_list = []
             _Hooks().visit(node)
-            params = ["__kg_br", "__kg_loop", *code.co_freevars]
+            params = ["__kg_br", "__kg_loop", "__kg_neg", *code.co_freevars]
             outer = ast.FunctionDef(
                 name="__kg_factory",
                 args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
@@ -88,9 +106,11 @@ def instrumented(fn, rec):
     if factory is None:
         return None
     code = fn.__code__
+    from .proxies import NegativeLiteral
+
     br, loop = rec.branch_hooks(fn.__code__.co_filename)
     cells = [c.cell_contents for c in (fn.__closure__ or ())]
-    new = factory(br, loop, *cells)
+    new = factory(br, loop, NegativeLiteral, *cells)
     n = code.co_argcount
     if (new.__code__.co_argcount, new.__code__.co_varnames[:n]) != (n, code.co_varnames[:n]):
         return None   # the file changed since the kernel was defined

@@ -79,6 +79,7 @@ class Recorder:
         self.last_shared_read = None  # (tid, ndarray, byte offset in it) of the latest read
         self.store_from_shared = False  # the global store now recorded stores that value
         self.stores_from_shared = set()  # (array id, byte offset)
+        self.out_of_bounds = []   # the first out-of-bounds access (the proxy raises after it)
 
     # -- locations --------------------------------------------------------------------------
     def file_offset(self, filename: str) -> int:
@@ -121,6 +122,20 @@ class Recorder:
     def thread_index(self, tid: int) -> list[int]:
         bx, by, _ = self.block_dim
         return [tid % bx, (tid // bx) % by, tid // (bx * by)]
+
+    def record_out_of_bounds(self, array_id: int, space: str, kind: int, index: list,
+                             shape: tuple, frame) -> None:
+        """An element access outside the array's shape, by the thread now running, at
+        ``frame``'s line (None: unknown). Kept in ``out_of_bounds`` (JSON form)."""
+        entry = {"array": self.arrays[array_id].name, "space": space,
+                 "access": ACCESS_NAMES[kind], "index": list(index),
+                 "shape": [int(n) for n in shape],
+                 "thread": self.thread_index(self.tid), "block": [int(b) for b in self.block]}
+        if frame is not None:
+            entry.update(self.where(self.loc(frame)))
+        else:
+            entry["line"] = None
+        self.out_of_bounds.append(entry)
 
     # -- hooks (hot paths) ------------------------------------------------------------------
     def branch_hooks(self, filename: str):

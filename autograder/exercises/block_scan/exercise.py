@@ -119,6 +119,6 @@ EXERCISE = Exercise(
     reference=reference,
     tolerance=Tolerance(exact=True),
     concept=CONCEPT,
-    diagnose=Diagnose(params={"n": 1500}, max_blocks=2),
+    diagnose=Diagnose(params={"n": 1499}, max_blocks=2, seeded={"n": (1025, 2047)}),
     contract_text=CONTRACT_TEXT,
 )

@@ -74,6 +74,7 @@ EXERCISE = Exercise(
     concept=tiling_concept("n"),
     timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0,
                   work=lambda p: (2.0 * p["m"] * p["n"] * p["k"] / 1e9, "GFLOP/s")),
-    diagnose=Diagnose(params={"m": 24, "n": 40, "k": 20}, max_blocks=2),
+    diagnose=Diagnose(params={"m": 41, "n": 37, "k": 43}, max_blocks=2,
+                      seeded={"m": (33, 61), "n": (33, 61), "k": (33, 61)}),
     contract_text=CONTRACT_TEXT,
 )

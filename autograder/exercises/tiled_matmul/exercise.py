@@ -78,6 +78,6 @@ EXERCISE = Exercise(
     concept=tiling_concept("width"),
     timing=Timing(params={"width": 2048}, points=25.0,
                   work=lambda p: (2.0 * p["width"] ** 3 / 1e9, "GFLOP/s")),
-    diagnose=Diagnose(params={"width": 40}, max_blocks=2),
+    diagnose=Diagnose(params={"width": 37}, max_blocks=2, seeded={"width": (33, 63)}),
     contract_text=CONTRACT_TEXT,
 )
