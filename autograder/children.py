@@ -65,7 +65,8 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
         return plan.request(exercise, backend, phases, source_file, list(cases), timing, **kw)
 
     if backend == "gpu":
-        return _run_on_gpu(exercise, source, cases, limits, work, diagnose, sanitize, request)
+        return _run_on_gpu(exercise, source, cases, limits, work, diagnose, sanitize, request,
+                           seed)
     jobs = {"run": lambda: run_child(request("sim", ["run", "instrument"], cases,
                                              diagnose=diagnose), "sim", limits, work)}
     # Simulator results count only for a kernel that also compiles for a real GPU (on the
@@ -82,7 +83,7 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
 
 
 def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits, work: Path,
-                diagnose, sanitize: bool, request) -> Children:
+                diagnose, sanitize: bool, request, seed: int) -> Children:
     """The GPU path of :func:`run_all`: one child runs the cases and then the timing, the
     sanitizer runs beside it, each holding the GPU lock only for its GPU work (the module's
     docstring)."""

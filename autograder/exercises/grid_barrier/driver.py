@@ -8,9 +8,11 @@ article's ``goalVal``). The grid never exceeds the blocks that can be resident a
 from the driver's occupancy calculator: one block too many would deadlock any correct barrier.
 
 Two things make a barrier that is only nearly right give wrong results. A case may set
-``skew_us``: in every phase the threads outside the block's first warp sleep that long before
-their work, so the first warp reaches the barrier long before the rest of its block (a barrier
-that lets thread 0 arrive before its own block has finished is seen). A case may set ``block``
+``skew_us``: in every phase, in the odd-numbered blocks, the threads outside the block's first
+warp sleep that long before their work, so thread 0 reaches the barrier long before the rest of
+its block, and long before the other blocks' slow threads are done (a barrier that lets thread 0
+arrive before its own block has finished, or that lets a block through before every block has
+arrived, is seen: the even blocks go on at once). A case may set ``block``
 (a 2-D or 3-D block shape, e.g. ``[32, 4]``) instead of ``threads``: a barrier that picks "thread
 0" by ``threadIdx.x`` alone then arrives several times per block. And the barrier's state arrays
 are views into larger buffers whose margins hold :data:`STATE_SENTINEL`: a barrier that reads or
@@ -32,9 +34,10 @@ import math
 
 import numpy as np
 
-#: What the margins around a barrier's state arrays hold: positive and larger than any goal, so a
-#: wait that reads past an array ends (rather than deadlocking) and the write after it shows.
-STATE_SENTINEL = 0x3EEDBEE
+#: What the margins around a barrier's state arrays hold: below any goal, so a wait that reads
+#: past an array never ends (a deadlock, reported as a timeout), and not a value a barrier writes,
+#: so a write past it shows (:func:`check_state`).
+STATE_SENTINEL = -0x3EEDBEE
 #: Elements of margin on each side of a state array (a checker block has at most 1024 threads).
 STATE_MARGIN = 1024
 
@@ -61,7 +64,8 @@ def build(call):
     """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases, skew_ns)``; after
     each phase it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier
     calls). Blocks may be 1-, 2- or 3-D: threads are numbered ``x`` fastest. With ``skew_ns`` > 0
-    every thread past the block's first warp sleeps that long before each phase's work. One
+    every thread past the first warp of an odd-numbered block sleeps that long before each
+    phase's work. One
     kernel per ``call`` in a process: each case launches the same kernel, compiled once, before
     the first case starts (:func:`prepare`)."""
     from numba import cuda
@@ -77,8 +81,8 @@ def build(call):
         calls = 0
         for p in range(phases):
             last_is_out = (phases - 1 - p) % 2 == 0
-            if skew_ns > 0 and tid >= 32:  # the first warp arrives long before the rest
-                for _ in range(skew_ns // 1000):
+            if skew_ns > 0 and tid >= 32 and cuda.blockIdx.x % 2 == 1:
+                for _ in range(skew_ns // 1000):  # thread 0 and the even blocks go on at once
                     cuda.nanosleep(1000)
             e = first
             while e < n:

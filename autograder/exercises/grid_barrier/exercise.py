@@ -27,7 +27,7 @@ def _case(n, threads, phases, fraction, visibility="hidden", label="", block=Non
     params = {"n": n, "threads": threads, "phases": phases, "grid_fraction": fraction}
     if block is not None:  # a 2-D or 3-D block of ``threads`` threads in all
         params["block"] = list(block)
-    if skew_us:  # threads past each block's first warp start every phase this much later
+    if skew_us:  # in odd blocks, threads past the first warp start each phase this late
         params["skew_us"] = skew_us
     return Case(params, points=8.0, visibility=visibility, label=label)
 
@@ -42,7 +42,7 @@ CASES = [
     _case(2_000_003, 512, 4, 1.0, label="4 phases over 2M elements"),
     _case(3, 128, 6, 1.0, label="more blocks than elements"),
     _case(200_000, 256, 6, 1.0, skew_us=50,
-          label="6 phases; each block's first warp finishes every phase 50 µs before the rest"),
+          label="6 phases; in odd blocks, all but the first warp start every phase 50 µs late"),
     _case(50_000, 128, 5, 1.0, block=(32, 4), skew_us=20,
           label="5 phases, 2-D blocks of 32×4 threads"),
 ]

@@ -52,7 +52,7 @@ def _case(n, threads, phases, fraction=1.0, blocks=None, visibility="hidden", la
     params = {"n": n, "threads": threads, "phases": phases, "grid_fraction": fraction}
     if blocks is not None:
         params["blocks"] = blocks
-    if skew_us:  # threads past each block's first warp start every phase this much later
+    if skew_us:  # in odd blocks, threads past the first warp start each phase this late
         params["skew_us"] = skew_us
     return Case(params, points=8.0, visibility=visibility, label=label)
 
@@ -70,7 +70,7 @@ CASES = [
     _case(2_000_003, 256, 3, label="3 phases over 2M elements, 256 threads per block"),
     _case(3, 128, 6, label="more blocks than elements"),
     _case(200_000, 256, 6, skew_us=50,
-          label="6 phases; each block's first warp finishes every phase 50 µs before the rest"),
+          label="6 phases; in odd blocks, all but the first warp start every phase 50 µs late"),
     _case(40_000, 1024, 4, blocks=7,
           label="7 blocks of 1024 threads: most of the checker's threads have no block to wait for"),
     _case(5_000, 256, 4, blocks=1, label="a one-block grid"),
