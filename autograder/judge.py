@@ -88,11 +88,13 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
                        f"{concept.min_fences} are needed")
     if concept.fenced_atomics and found.atomics and found.fences:
         if not found.fence_before_atomics:
-            missing.append("has no memory fence before its first atomic operation, so what the "
-                           "block wrote may not be visible to the other blocks when it arrives")
+            missing.append("has an atomic operation with no memory fence before it since the "
+                           "last barrier, so what the block wrote may not be visible to the "
+                           "other blocks when it arrives")
         if not found.fence_after_atomics:
-            missing.append("has no memory fence after its last atomic operation (the wait), so "
-                           "the block may read stale values that other blocks wrote")
+            missing.append("has an atomic operation (a wait) with no memory fence after it "
+                           "before the next barrier, so the block may read stale values that "
+                           "other blocks wrote")
     detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
               + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
                  if concept.min_atomics or concept.min_fences else ""))

@@ -21,9 +21,10 @@ class PtxFacts:
     """Counts in one PTX module: static shared memory (bytes), and the source lines holding
     barriers, atomic instructions and device-wide memory fences; and where the fences stand
     around the atomics, in the PTX's order (the source's order for structured code):
-    ``fence_before_atomics`` when a fence comes before the first atomic (a block's writes are
-    ordered before it arrives), ``fence_after_atomics`` when one comes after the last (what
-    other blocks wrote is seen after the wait). Both False without atomics."""
+    ``fence_before_atomics`` when every atomic has a fence before it, after the last barrier
+    (a block's writes are ordered before it arrives), ``fence_after_atomics`` when every atomic
+    has one after it, before the next barrier (what other blocks wrote is seen after the wait).
+    Both False without atomics."""
 
     shared_bytes: int
     barriers: int
@@ -55,14 +56,34 @@ def _sites(ptx: str, pattern: re.Pattern) -> int:
 
 
 def _fences_around_atomics(ptx: str) -> tuple[bool, bool]:
-    """(a fence before the first atomic instruction, a fence after the last one), in PTX order."""
-    order = [("atomic" if _ATOMIC.search(line) else "fence") for line in ptx.splitlines()
-             if _ATOMIC.search(line) or _FENCE.search(line)]
-    if "atomic" not in order:
+    """(every atomic has a fence before it since the last barrier, every atomic has a fence after
+    it before the next barrier or the end), in PTX order. A barrier between a fence and an atomic
+    breaks the chain: what the block's other threads did before the barrier is ordered only by a
+    fence after it (a release), and what one thread saw before a barrier reaches the others only
+    through a fence before it (an acquire)."""
+    order = []
+    for line in ptx.splitlines():
+        if _ATOMIC.search(line):
+            order.append("atomic")
+        elif _FENCE.search(line):
+            order.append("fence")
+        elif _BARRIER.search(line):
+            order.append("barrier")
+    atomics = [i for i, e in enumerate(order) if e == "atomic"]
+    if not atomics:
         return False, False
-    first = order.index("atomic")
-    last = len(order) - 1 - order[::-1].index("atomic")
-    return "fence" in order[:first], "fence" in order[last + 1:]
+
+    def fenced(steps) -> bool:
+        for e in steps:
+            if e == "fence":
+                return True
+            if e == "barrier":
+                return False
+        return False
+
+    before = all(fenced(reversed(order[:i])) for i in atomics)
+    after = all(fenced(order[i + 1:]) for i in atomics)
+    return before, after
 
 
 def facts(ptx: str) -> PtxFacts:

@@ -55,3 +55,15 @@ def test_fences_are_placed_before_the_first_atomic_and_after_the_last():
     assert (f.fence_before_atomics, f.fence_after_atomics) == (False, True)
     assert (facts("membar.gl;\n").fence_before_atomics, facts("").fence_after_atomics) == \
         (False, False)
+
+
+def test_a_barrier_between_a_fence_and_an_atomic_breaks_the_order():
+    """The lock-free checker: wait, fence, barrier, fence, write. Without the first fence what
+    one checker thread saw does not reach the others; without the second the write is not
+    ordered after the barrier."""
+    wait, write = "atom.global.add.u32 %r2, [%rd1], 0;\n", "atom.global.exch.b32 %r3, [%rd2], 1;\n"
+    fence, barrier = "membar.gl;\n", "bar.sync 0;\n"
+    whole = facts(fence + wait + fence + barrier + fence + write + fence)
+    assert (whole.fence_before_atomics, whole.fence_after_atomics) == (True, True)
+    assert not facts(fence + wait + barrier + fence + write + fence).fence_after_atomics
+    assert not facts(fence + wait + fence + barrier + write + fence).fence_before_atomics

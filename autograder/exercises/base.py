@@ -120,9 +120,10 @@ class Concept:
     ``min_shared_bytes``: shared memory the kernel must declare; ``min_barriers``: how many
     ``bar.sync`` instructions (``cuda.syncthreads()`` call sites) it must contain;
     ``min_atomics`` / ``min_fences``: atomic instructions and device-wide memory fences
-    (``cuda.threadfence()``) it must contain; ``fenced_atomics``: a fence must come before the
-    first atomic (a block's writes are ordered before it arrives) and another after the last (what
-    other blocks wrote is seen after the wait), in the PTX's order (the grid barriers);
+    (``cuda.threadfence()``) it must contain; ``fenced_atomics``: every atomic must have a fence
+    before it since the last barrier (a block's writes are ordered before it arrives) and one
+    after it before the next barrier (what other blocks wrote is seen after the wait), in the
+    PTX's order (the grid barriers);
     ``use``: how the kernel must use its shared memory and barriers (:class:`Use`; None:
     presence is enough).
     """
