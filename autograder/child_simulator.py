@@ -18,10 +18,22 @@ SIM_SWITCH_INTERVAL = 2e-4
 
 
 def prepare_simulator() -> None:
-    """Set :data:`SIM_SWITCH_INTERVAL` and make the simulator's shared arrays thread-safe
-    (:func:`thread_safe_shared_arrays`)."""
+    """Set :data:`SIM_SWITCH_INTERVAL`, make the simulator's shared arrays thread-safe
+    (:func:`thread_safe_shared_arrays`) and let ``x.shape[-1]`` work as on a GPU
+    (:func:`negative_shape_indices`)."""
     sys.setswitchinterval(SIM_SWITCH_INTERVAL)
     thread_safe_shared_arrays()
+    negative_shape_indices()
+
+
+def negative_shape_indices() -> None:
+    """Let a kernel index its arrays' ``shape`` from the end, as Numba's GPU target does
+    (``x.shape[-1]`` compiles and is the last dimension there; measured on an H100, 2026-11-24).
+    The simulator (numba-cuda 0.30.4, ``FakeShape``) raises ``IndexError`` for it, so an honest
+    kernel that a GPU runs lost every point on the simulator. Idempotent."""
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    devicearray.FakeShape.__getitem__ = tuple.__getitem__
 
 
 def thread_safe_shared_arrays() -> None:

@@ -75,6 +75,8 @@ def problems(exercise: Exercise, source, report: dict | None) -> list[str]:
         return []
     if not isinstance(report, dict):
         return [NO_REPORT]
+    if report.get("out_of_bounds"):  # the run stopped there: its counts are partial
+        return []
     params = at(exercise, report)
     got = measured(exercise, report)
     ref = f"the instructor's kernel at {_setting(params, exercise)}"

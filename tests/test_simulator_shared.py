@@ -49,3 +49,18 @@ print(len(got), len(set(got)))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["8", "1"], out.stdout  # 8 threads, one array
 
+
+
+def test_a_kernel_may_read_its_shape_from_the_end_as_on_a_gpu(tmp_path):
+    """``x.shape[-1]`` compiles for a GPU and is the last dimension there; the simulator must
+    not make it an error (it raised IndexError: honest kernels lost every point)."""
+    from autograder.grader import grade
+
+    solution = (__import__("pathlib").Path(__file__).parent.parent / "autograder" / "exercises"
+                / "block_sum" / "solution.py").read_text()
+    assert "x.shape[0]" in solution
+    path = tmp_path / "from_the_end.py"
+    path.write_text(solution.replace("x.shape[0]", "x.shape[-1]"))
+    result = grade(path, "block_sum", device="sim", preflight=False)
+    assert all(t.status.value in ("passed", "skipped") for t in result.tests), \
+        [(t.name, t.message) for t in result.tests if t.status.value not in ("passed", "skipped")]
