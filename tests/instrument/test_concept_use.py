@@ -45,9 +45,9 @@ def settings(name: str) -> list[dict]:
     return found
 
 
-def run(name: str, path, consts: dict | None = None) -> dict:
-    """The instrumented report of ``path`` on ``name``'s Diagnose case; the instructor's
-    solution is imported with ``consts`` as the grader does for timing."""
+def run(name: str, path, consts: dict | None = None, params: dict | None = None) -> dict:
+    """The instrumented report of ``path`` on ``name``'s Diagnose case (or at ``params``); the
+    instructor's solution is imported with ``consts`` as the grader does for timing."""
     ex = exercises.get(name)
     if consts is not None:
         module = import_solution(str(path), consts)
@@ -56,7 +56,7 @@ def run(name: str, path, consts: dict | None = None) -> dict:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     values = {c.name: getattr(module, c.name) for c in ex.contract.constants}
-    params = dict(ex.diagnose.params)
+    params = dict(ex.diagnose.params if params is None else params)
     arrays = ex.make_inputs(params, np.random.default_rng(7))
     for out, (shape, dtype) in ex.outputs(params).items():
         arrays[out] = np.zeros(evaluate(shape, params, values), dtype)
@@ -127,7 +127,7 @@ def test_only_the_first_barrier_after_a_write_orders_it(sim_only):
 
 def test_cross_thread_reads_and_stores_from_shared_are_counted(sim_only):
     ex = exercises.get("transpose")
-    report = run("transpose", solution_path(ex))
+    report = run("transpose", solution_path(ex), params={"rows": 64, "cols": 96})  # whole tiles
     use = report["shared_use"]
     (tile,) = use["arrays"]
     assert tile["name"] == "tile"
@@ -139,6 +139,6 @@ def test_cross_thread_reads_and_stores_from_shared_are_counted(sim_only):
 def test_loads_through_a_transpose_or_a_reshape_are_counted(sim_only):
     """``A.T`` and ``B.reshape(...)`` are views of the arguments: their loads are A's and B's,
     so a naive kernel cannot hide its 2 * width loads per output behind them."""
-    report = run("tiled_matmul", FILES / "aliased_loads.py")
+    report = run("tiled_matmul", FILES / "aliased_loads.py", params={"width": 40})
     assert report["global_loads"]["by_array"] == {"A": 40 * 320, "B": 40 * 320}
     assert report["global_loads_per_output"] == 80.0
