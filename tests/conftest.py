@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -55,3 +56,33 @@ def assert_rejected(path, result):
 
 def needs_gpu(reason: str = "needs a CUDA GPU"):
     return pytest.mark.skipif(TEST_DEVICE != "gpu" or not gpu_available(), reason=reason)
+
+
+def simulator_in_process(request) -> None:
+    """Skip a test that needs this process's Numba to be the simulator where another test
+    imported it for a GPU target first (a parallel run may); the file's
+    :func:`run_file_on_the_simulator` test runs it in a fresh interpreter instead."""
+    from numba import config
+
+    if not config.ENABLE_CUDASIM and not request.node.name.startswith("test_in_a_fresh"):
+        pytest.skip("numba was imported in this process for a GPU target: "
+                    "test_in_a_fresh_interpreter runs this test")
+
+
+def run_file_on_the_simulator(path: str, minimum: int,
+                              select: str = "not test_in_a_fresh") -> None:
+    """Run the tests of the file ``path`` that ``select`` picks (``-k``; its fresh-interpreter
+    test left out) with the simulator as Numba's target, in a fresh interpreter: at least
+    ``minimum`` pass and none is skipped or fails."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-p", "no:xdist", "-rs", path, "-k", select],
+                         capture_output=True, text=True, env=env, timeout=900,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.returncode == 0, out.stdout[-3000:]
+    passed = re.search(r"(\d+) passed", out.stdout)
+    assert passed and int(passed.group(1)) >= minimum, out.stdout[-1000:]
+    assert "skipped" not in out.stdout, out.stdout[-1000:]

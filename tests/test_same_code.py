@@ -21,6 +21,18 @@ from autograder.definitions import NotGradable, run_definitions  # noqa: E402
 from autograder.protocol import Imported  # noqa: E402
 from autograder.results import Kind, Status, TestResult  # noqa: E402
 from autograder.submission import Source  # noqa: E402
+from conftest import run_file_on_the_simulator, simulator_in_process  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _simulator_numba(request):
+    simulator_in_process(request)
+
+
+def test_in_a_fresh_interpreter():
+    """The loader's checks read what Numba is in this process (the simulator's ``cuda``): where
+    a parallel run imported it for a GPU target first, the file runs again here."""
+    run_file_on_the_simulator(__file__, minimum=20)
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = "/nonexistent/submission.py"

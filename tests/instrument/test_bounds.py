@@ -10,6 +10,8 @@ from autograder import diagnostics, exercises, plan
 from autograder.instrument import instrumented_launch
 from autograder.instrument.launch import select_blocks
 from autograder.submission import Source
+from conftest import run_file_on_the_simulator, simulator_in_process
+
 from .conftest import ROOT, f32, line_of, load
 
 
@@ -67,7 +69,8 @@ def test_a_write_past_a_shared_array_is_found():
 
 @pytest.mark.parametrize("name", [n for n in exercises.names()
                                   if exercises.get(n).diagnose is not None])
-def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name):
+def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name, request):
+    simulator_in_process(request)
     from numba import cuda
 
     from autograder.child_cases import run_instrumented
@@ -80,6 +83,12 @@ def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name):
         r = run_instrumented(cuda, kernel, ex.contract.to_dict(), consts, case)
         assert r["out_of_bounds"] == [] and r["error"] is None, case.params
         assert r["params"] == case.params
+
+
+def test_in_a_fresh_interpreter_the_solutions_stay_inside():
+    """The solutions' check resolves their kernels as the simulator child does: where a parallel
+    run imported Numba for a GPU target first, it runs again here."""
+    run_file_on_the_simulator(__file__, minimum=6, select="stay_inside and not fresh")
 
 
 def test_blocks_run_include_the_first_and_the_last_in_every_dimension():
