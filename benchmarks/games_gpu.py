@@ -51,8 +51,16 @@ def verdict(result: dict, kind: str) -> str:
 
 def printed_check(device: str) -> str:
     """Grade test_printed_output's printing kernel; where do its printed sizes show?"""
-    import test_printed_output as t
+    import ast
 
+    test = ROOT / "tests" / "test_printed_output.py"
+    consts = {}
+    for node in ast.parse(test.read_text()).body:  # BASE and PRINTING, without its imports
+        if isinstance(node, ast.Assign) and \
+                getattr(node.targets[0], "id", "") in ("BASE", "PRINTING"):
+            consts[node.targets[0].id] = eval(compile(ast.Expression(node.value), str(test),
+                                                      "eval"), dict(consts))
+    t = argparse.Namespace(**consts)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "printing.py"
         path.write_text(t.PRINTING)
