@@ -149,10 +149,17 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
 def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
               device: str = "auto", workers: int | None = None, scheduler: str | None = None,
               seed: int | None = None, progress: bool = True, workers_per_gpu: int | None = None,
-              sanitize: bool = True) -> tuple[ResultStore, list[str]]:
+              sanitize: bool = True,
+              seed_per_student: bool | None = None) -> tuple[ResultStore, list[str]]:
     """Grade every submission under ``root`` not yet in ``db``; returns (the store, the keys
     the grader itself failed on, each ``"key: why"``). Raises ``ValueError`` for a bad folder,
-    device or ``scheduler``.
+    device or ``scheduler``, or a ``seed_per_student`` that differs from the rule the batch
+    started with.
+
+    ``seed``: the batch's secret seed (first run only). Every submission of one exercise is
+    graded with the same seed derived from it (:meth:`ResultStore.exercise_seed`: the class
+    faces the same hidden inputs), or, with ``seed_per_student``, one per submission
+    (:meth:`ResultStore.submission_seed`); the rule is stored with the seed.
 
     ``scheduler``: None for a local cluster (:func:`local_cluster`), else a running Dask
     scheduler's address (``tcp://host:8786``) or scheduler file (JSON, as written by ``dask
@@ -176,6 +183,7 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     subs = discover(root, exercise)
     store = ResultStore(db)
     batch_seed = store.batch_seed(seed)
+    per_student = store.seed_per_student(seed_per_student)
     done = store.done_keys()
     failures: list[str] = []
     pending: list[tuple[Submission, dict]] = []
@@ -209,8 +217,9 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
         batch_id = uuid.uuid4().hex[:12]
         futures = {}
         for s, source in pending:
-            fut = client.submit(grade_submission, source, backend,
-                                ResultStore.submission_seed(batch_seed, s.key), sanitize,
+            sub_seed = (ResultStore.submission_seed(batch_seed, s.key) if per_student
+                        else ResultStore.exercise_seed(batch_seed, s.exercise))
+            fut = client.submit(grade_submission, source, backend, sub_seed, sanitize,
                                 worker_preflight, key=f"grade-{s.key}-{batch_id}", pure=False)
             futures[fut] = s
         setup_error = _collect(futures, as_completed(futures), store, failures, progress)

@@ -212,6 +212,10 @@ def batch(
                    "Its workers get each submission's source, not its path (no shared "
                    "filesystem needed); give --device gpu or sim. See docs/batch.md."),
     seed: Optional[int] = typer.Option(None, help="The batch's secret seed (first run only)."),
+    seed_per_student: bool = typer.Option(
+        False, "--seed-per-student", help="One secret seed per submission (first run only); "
+                                          "by default every student of an exercise faces the "
+                                          "same hidden inputs."),
     workers_per_gpu: Optional[int] = typer.Option(
         None, min=1, help="Workers sharing each GPU (timing runs still have the GPU alone; "
                           "default: 3 per 4 cores of this host, shared among its GPUs, at "
@@ -234,7 +238,8 @@ def batch(
     try:
         store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
                                     progress=sys.stderr.isatty(),
-                                    workers_per_gpu=workers_per_gpu, sanitize=sanitize)
+                                    workers_per_gpu=workers_per_gpu, sanitize=sanitize,
+                                    seed_per_student=True if seed_per_student else None)
     except (ValueError, GraderSetupError) as exc:  # setup errors: nothing of theirs stored
         _fail(str(exc))
     rows = store.rows()

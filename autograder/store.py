@@ -1,8 +1,10 @@
 """The class's results in SQLite: one row per submission, each committed in its own
 transaction, so a batch killed at any moment resumes where it stopped.
 
-The batch's secret seed is stored on first use; each submission's seed derives from it and the
-submission's key, so a resumed run grades exactly as an uninterrupted one would.
+The batch's secret seed is stored on first use, and so is its rule: by default each exercise's
+seed derives from it and the exercise's name, so every student of the class faces the same
+hidden inputs (issue 22: same code, same grade); with ``--seed-per-student``, from the
+submission's key. A resumed run grades exactly as an uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -52,9 +54,34 @@ class ResultStore:
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('seed', ?)", (str(seed),))
         return int(self.db.execute("SELECT value FROM meta WHERE key='seed'").fetchone()[0])
 
+    def seed_per_student(self, requested: bool | None = None) -> bool:
+        """The batch's seed rule, stored on first use: True for one seed per submission, False
+        (the default) for one per exercise. Raises ``ValueError`` when ``requested`` differs from
+        the stored rule (a resumed batch keeps the rule it started with)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key='seed_rule'").fetchone()
+        if row is None:
+            rule = "student" if requested else "exercise"
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('seed_rule', ?)", (rule,))
+            row = self.db.execute("SELECT value FROM meta WHERE key='seed_rule'").fetchone()
+        per_student = row[0] == "student"
+        if requested is not None and bool(requested) != per_student:
+            raise ValueError(f"{self.path}: this batch was started with one secret seed per "
+                             f"{row[0]}; resume it without changing --seed-per-student, or "
+                             "grade into a new --db")
+        return per_student
+
     @staticmethod
     def submission_seed(batch_seed: int, key: str) -> int:
+        """The seed of the submission ``key`` (``student/exercise``) under the per-student
+        rule."""
         digest = hashlib.sha256(f"{batch_seed}:{key}".encode()).digest()
+        return int.from_bytes(digest[:8], "little") >> 1
+
+    @staticmethod
+    def exercise_seed(batch_seed: int, exercise: str) -> int:
+        """The seed every submission of ``exercise`` gets under the default rule: the class
+        faces the same hidden inputs."""
+        digest = hashlib.sha256(f"{batch_seed}:exercise:{exercise}".encode()).digest()
         return int.from_bytes(digest[:8], "little") >> 1
 
     def done_keys(self) -> set[str]:
