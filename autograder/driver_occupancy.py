@@ -11,7 +11,7 @@ calculator gives for a small kernel (few registers, no shared memory). :func:`fi
 limits into those cases' arguments and keeps the answers in the grader as the cases' expected
 values: the child gets the arguments only, and sends back what the student's function returned.
 
-The answers are kept for the process and on disk (``occupancy/`` in
+The answers are kept for the process and on disk (``driver_answers/`` in
 :func:`autograder.cache_folder.cache_dir`, one JSON file per key), like the preflight's:
 the key is :func:`autograder.preflight.fingerprint`'s (the GPUs, the driver, the packages,
 kernelgrade's code, the environment the children inherit) with the block sizes. A query that

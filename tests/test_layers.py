@@ -28,9 +28,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "autograder"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundations", ("autograder", "errors", "results", "channel", "protocol", "shapes",
                      "buffers", "ptx", "compare", "timing", "timed_outputs", "occupancy",
-                     "definitions", "submission", "exercises", "exercises.*", "instrument",
-                     "instrument.*", "gpulock", "reaper", "store", "sanitizer", "known_bad",
-                     "discovery", "environment", "host_blas", "cache_folder", "kernel_cache",
+                     "definitions", "same_code", "submission", "exercises", "exercises.*",
+                     "instrument", "instrument.*", "gpulock", "reaper", "store", "sanitizer",
+                     "known_bad", "discovery", "environment", "host_blas", "cache_folder", "kernel_cache",
                      "gpu_nodes")),
     ("child", ("harness", "child_*")),
     ("sandbox", ("sandbox",)),
@@ -141,7 +141,8 @@ def test_the_child_imports_numba_only_inside_functions():
     """The harness chooses the backend (``NUMBA_ENABLE_CUDASIM``, read when Numba is imported)
     before Numba is imported: no module of the child may import it at module level."""
     for module in ("harness", *(m for m in MODULES if m.startswith("child_")), "protocol",
-                   "channel", "environment", "buffers", "shapes", "definitions"):
+                   "channel", "environment", "buffers", "shapes", "definitions",
+                   "same_code"):
         at_top = [line for t, line, top in _imports(MODULES[module])
                   if top and t in ("!numba", "!numba_cuda", "!llvmlite")]
         assert at_top == [], f"{module} imports numba at module level (line {at_top})"
