@@ -319,7 +319,7 @@ def export(
                   "GPU (each row says how many)")
     if skipped:
         err.print(f"{len(skipped)} entries of the class folder were not graded (listed in the "
-                  "export, each with its reason)")
+                  "export, each with its reason)", soft_wrap=True)
 
 
 @app.command("mutants")

@@ -74,7 +74,7 @@ def skipped_table(items: list[dict], title: str = "Not graded") -> Table:
     """What a batch did not grade (:meth:`autograder.store.ResultStore.skipped`): one row per
     entry (path, reason), except the routine kinds (:data:`autograder.discovery.ROUTINE_KINDS`:
     hidden files, Jupyter checkpoints, nbgrader's timestamps), counted in one row per kind with
-    an example. Paths and reasons are plain text, never markup."""
+    an example where there are several. Paths and reasons are plain text, never markup."""
     table = Table(title=Text(title))
     table.add_column("path", overflow="fold")
     table.add_column("why it was not graded", overflow="fold")
@@ -85,6 +85,9 @@ def skipped_table(items: list[dict], title: str = "Not graded") -> Table:
         else:
             table.add_row(Text(item["path"]), Text(item["reason"]))
     for kind, group in sorted(routine.items()):
+        if len(group) == 1:
+            table.add_row(Text(group[0]["path"]), Text(group[0]["reason"]))
+            continue
         table.add_row(Text(f"{len(group)} {ROUTINE_KINDS[kind]}"),
                       Text(f"{group[0]['reason']} (e.g. {group[0]['path']}; each is listed in "
                            "the store and in every export)"))

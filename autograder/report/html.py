@@ -256,15 +256,15 @@ def page_name(key: str) -> str:
 
 
 def not_graded_view(skipped: list[dict]) -> dict:
-    """What a page shows of :meth:`autograder.store.ResultStore.skipped`: ``total``, ``items``
-    (each entry but the routine kinds) and ``routine``: (what to call them, their entries) per
+    """What a page shows of :meth:`autograder.store.ResultStore.skipped`: ``total``,
+    ``entries`` (each entry but the routine kinds) and ``routine``: (what to call them, their entries) per
     routine kind (:data:`autograder.discovery.ROUTINE_KINDS`)."""
     routine: dict[str, list[dict]] = {}
     for item in skipped:
         if item["kind"] in ROUTINE_KINDS:
             routine.setdefault(item["kind"], []).append(item)
     return {"total": len(skipped),
-            "items": [i for i in skipped if i["kind"] not in ROUTINE_KINDS],
+            "entries": [i for i in skipped if i["kind"] not in ROUTINE_KINDS],
             "routine": [(ROUTINE_KINDS[k], group) for k, group in sorted(routine.items())]}
 
 
