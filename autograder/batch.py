@@ -14,6 +14,7 @@ dies mid-batch loses nothing: the scheduler gives its submissions to another wor
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 import uuid
@@ -206,6 +207,10 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
                                    s.exercise, s.key))
         except OSError as exc:
             failures.append(f"{s.key}: cannot read {s.path}: {exc.strerror or exc}")
+    stale = done - {s.key for s in subs}  # stored by an earlier run, not graded now
+    skipped = [dataclasses.replace(s, reason=f"{s.reason} (a result an earlier run stored "
+                                   f"for {s.key} stays in the store)")
+               if s.key in stale else s for s in skipped]
     store.replace_skipped([s.to_dict() for s in sorted(skipped, key=lambda s: s.path)])
     if not pending:
         return store, failures

@@ -210,8 +210,11 @@ def _discover_flat(root: Path, entries: list[_Entry], exercise: str) -> Found:
     by_student: dict[str, list[_Entry]] = defaultdict(list)
     skipped = []
     for e in entries:
+        stem, suffix = Path(e.name).stem, Path(e.name).suffix
         if e.candidate:
-            by_student[Path(e.name).stem].append(e)
+            by_student[stem].append(e)
+        elif suffix in SUBMISSION_SUFFIXES and not e.hidden:  # a link or special file
+            skipped.append(_skip(e, student=stem, exercise=exercise, key=f"{stem}/{exercise}"))
         else:
             skipped.append(_skip(e))
     subs = []

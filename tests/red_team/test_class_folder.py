@@ -206,6 +206,7 @@ def test_links_are_listed_and_never_followed(tmp_path):
     assert kinds == {"sol.py": "link", "pw.py": "link", "gone.py": "link"}
     for s in found.skipped:
         assert str(SOLUTION) not in s.reason and "passwd" not in s.reason
+        assert s.key == f"{s.student}/occupancy" == f"{Path(s.path).stem}/occupancy"
 
 
 def test_a_linked_student_or_assignment_folder_is_not_searched(tmp_path):
@@ -279,7 +280,7 @@ def graded(tmp_path_factory):
     """A flat class on the simulator: bob (graded), alice.py + alice.ipynb, links to the
     solution and to /etc/passwd, a FIFO, a .txt, a hidden file, and carol, whose file becomes a
     link to /etc/passwd between discovery and reading. Returns (folder, db, batch output,
-    second run's output after carol.txt is removed, exports by name, the store's list of what
+    second run's output after carol.txt is removed and bob.ipynb added, exports by name, the store's list of what
     was not graded after the first run)."""
     tmp = tmp_path_factory.mktemp("classdir")
     root = tmp / "class"
@@ -315,6 +316,7 @@ def graded(tmp_path_factory):
     assert first.exit_code == 0, first.output
     after_first = ResultStore(db).skipped()
     (root / "carol.txt").unlink()
+    (root / "bob.ipynb").write_text("{}")  # bob, graded by the first run, now has two files
     again = runner.invoke(app, ["batch", str(root), "--db", str(db), "-e", "occupancy",
                                 "--device", TEST_DEVICE])
     assert again.exit_code == 0, again.output
@@ -332,7 +334,8 @@ def graded(tmp_path_factory):
 
 
 EXPECTED = {"alice.py": "duplicate", "alice.ipynb": "duplicate", "sol.py": "link",
-            "pw.py": "link", "fifo.py": "special", ".DS_Store": "hidden", "carol.py": "link"}
+            "pw.py": "link", "fifo.py": "special", ".DS_Store": "hidden", "carol.py": "link",
+            "bob.py": "duplicate", "bob.ipynb": "duplicate"}
 
 
 def test_the_batch_grades_only_bob(graded):
@@ -353,15 +356,19 @@ def test_the_store_lists_the_folder_as_it_is_now(graded):
     tmp, root, db, *_ = graded
     stored = {Path(s["path"]).name: s["kind"] for s in ResultStore(db).skipped()}
     assert stored == EXPECTED  # carol.txt, listed by the first run, is gone
+    for item in ResultStore(db).skipped():
+        assert ("stays in the store" in item["reason"]) == (item["student"] == "bob")
 
 
 def test_the_console_lists_what_was_not_graded(graded):
     tmp, root, db, first, again, *_ = graded
-    for name in [*EXPECTED, "carol.txt"]:
-        if name != ".DS_Store":
-            assert name in first, name
-    assert "symbolic" in first and "FIFO" in first
-    assert "carol.txt" not in again and "alice.ipynb" in again
+    for name in ["alice.py", "alice.ipynb", "sol.py", "pw.py", "fifo.py", "carol.py",
+                 "carol.txt"]:
+        assert name in first, name
+    assert "symbolic" in first and "FIFO" in first and "changed" in first
+    for name in EXPECTED:
+        assert name in again, name
+    assert "carol.txt" not in again
 
 
 def test_every_export_lists_what_was_not_graded(graded):
@@ -371,7 +378,7 @@ def test_every_export_lists_what_was_not_graded(graded):
     assert len(notes) == len(EXPECTED)
     for name in EXPECTED:
         assert any(f"{root / name}: " in n for n in notes), name
-    assert [r["student"] for r in table if r["score"]] == ["bob"]
+    assert [r["student"] for r in table if r["score"]] == ["bob"]  # the first run's
     items = json.loads(exports["json"])
     assert sorted(Path(i["path"]).name for i in items if i["graded"] is False) == sorted(
         EXPECTED)
@@ -380,7 +387,7 @@ def test_every_export_lists_what_was_not_graded(graded):
     assert sorted(Path(i["path"]).name for i in listing) == sorted(EXPECTED)
     alice = json.loads((tmp / "gs" / "alice" / "occupancy" / "results.json").read_text())
     assert "score" not in alice and "alice.ipynb" in alice["output"]
-    for page, n in (("class.html", 7), ("index.html", 8)):  # index.html: the first run's
+    for page, n in (("class.html", 9), ("index.html", 8)):  # index.html: the first run's
         text = (tmp / "html" / page).read_text()
         assert f"Not graded ({n})" in text and "pw.py" in text and "carol.py" in text
 
