@@ -228,7 +228,10 @@ def batch(
     preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
 ) -> None:
     """Grade a whole class; each result is committed as it arrives, and a rerun resumes.
-    Workers of a --scheduler find the solutions through their own $KERNELGRADE_SOLUTIONS."""
+    Everything in the folder that is not graded (a link, two files for one student, an
+    assignment that names no exercise, ...) is listed at the end with its reason, and stored
+    for `export` and `report`. Workers of a --scheduler find the solutions through their own
+    $KERNELGRADE_SOLUTIONS."""
     from .batch import run_batch
 
     if exercise is not None and exercise not in exercises.names():

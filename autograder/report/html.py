@@ -257,8 +257,8 @@ def page_name(key: str) -> str:
 
 def not_graded_view(skipped: list[dict]) -> dict:
     """What a page shows of :meth:`autograder.store.ResultStore.skipped`: ``total``,
-    ``entries`` (each entry but the routine kinds) and ``routine``: (what to call them, their entries) per
-    routine kind (:data:`autograder.discovery.ROUTINE_KINDS`)."""
+    ``entries`` (each entry but the routine kinds) and ``routine``: (what to call them, their
+    entries) per routine kind (:data:`autograder.discovery.ROUTINE_KINDS`)."""
     routine: dict[str, list[dict]] = {}
     for item in skipped:
         if item["kind"] in ROUTINE_KINDS:

@@ -279,9 +279,9 @@ def test_read_regular_reads_a_plain_file(tmp_path):
 def graded(tmp_path_factory):
     """A flat class on the simulator: bob (graded), alice.py + alice.ipynb, links to the
     solution and to /etc/passwd, a FIFO, a .txt, a hidden file, and carol, whose file becomes a
-    link to /etc/passwd between discovery and reading. Returns (folder, db, batch output,
-    second run's output after carol.txt is removed and bob.ipynb added, exports by name, the store's list of what
-    was not graded after the first run)."""
+    link to /etc/passwd between discovery and reading. Returns (temporary folder, class folder,
+    db, batch output, the output of a second run after carol.txt is removed and bob.ipynb
+    added, exports by format, the store's list of what was not graded after the first run)."""
     tmp = tmp_path_factory.mktemp("classdir")
     root = tmp / "class"
     root.mkdir()
