@@ -14,13 +14,14 @@ dies mid-batch loses nothing: the scheduler gives its submissions to another wor
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 import uuid
 from pathlib import Path
 
 from . import devices, preflight
-from .discovery import Submission, discover
+from .discovery import NotRegularFile, Skipped, Submission, discover, read_regular
 from .errors import GraderSetupError
 from .store import ResultStore
 
@@ -30,10 +31,13 @@ def read_submission(sub: Submission) -> dict:
     ``{"key", "student", "exercise", "name", "data"}``. ``name`` is the file as discovered
     (``str(sub.path)``: what results show as the submission, and where the HTML report finds its
     source), ``data`` its bytes; both are None for a student folder without a notebook or ``.py``
-    file. Raises ``OSError`` when the file cannot be read."""
+    file. The file is read without following a link anywhere below the class folder
+    (:func:`autograder.discovery.read_regular`). Raises
+    :class:`autograder.discovery.NotRegularFile` when it became a link or a special file after
+    discovery, ``OSError`` when it cannot be read."""
     return {"key": sub.key, "student": sub.student, "exercise": sub.exercise,
             "name": str(sub.path) if sub.path else None,
-            "data": sub.path.read_bytes() if sub.path else None}
+            "data": read_regular(sub.path, sub.root) if sub.path else None}
 
 
 def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True,
@@ -152,9 +156,9 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
               sanitize: bool = True,
               seed_per_student: bool | None = None) -> tuple[ResultStore, list[str]]:
     """Grade every submission under ``root`` not yet in ``db``; returns (the store, the keys
-    the grader itself failed on, each ``"key: why"``). Raises ``ValueError`` for a bad folder,
-    device or ``scheduler``, or a ``seed_per_student`` that differs from the rule the batch
-    started with.
+    the grader itself failed on, each ``"key: why"``). Raises ``ValueError`` for a bad folder
+    (a mixed layout included), device or ``scheduler``, or a ``seed_per_student`` that differs
+    from the rule the batch started with.
 
     ``seed``: the batch's secret seed (first run only). Every submission of one exercise is
     graded with the same seed derived from it (:meth:`ResultStore.exercise_seed`: the class
@@ -175,12 +179,18 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     stores nothing for that submission, cancels the rest and is raised after the cluster is
     closed (the results stored before it stay; a rerun resumes); so is a scheduler that
     cannot be reached. A file that cannot be read here is a failure (not stored, retried by a
-    rerun)."""
+    rerun).
+
+    Everything under ``root`` that is not graded (:func:`autograder.discovery.discover`'s
+    :class:`~autograder.discovery.Skipped` entries, and files that became a link or a special
+    file between discovery and reading) replaces the store's list of them
+    (:meth:`ResultStore.replace_skipped`) before any grading starts: a resume shows the folder
+    as it is now."""
     from distributed import Client, as_completed
 
     remote_gpu = scheduler is not None and device == "gpu" and not devices.gpu_available()
     backend = "gpu" if remote_gpu else devices.resolve_device(device)
-    subs = discover(root, exercise)
+    subs, skipped = discover(root, exercise)
     store = ResultStore(db)
     batch_seed = store.batch_seed(seed)
     per_student = store.seed_per_student(seed_per_student)
@@ -192,8 +202,16 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
             continue
         try:
             pending.append((s, read_submission(s)))
+        except NotRegularFile as exc:
+            skipped.append(Skipped(str(s.path), "changed", f"{exc}; not graded", s.student,
+                                   s.exercise, s.key))
         except OSError as exc:
             failures.append(f"{s.key}: cannot read {s.path}: {exc.strerror or exc}")
+    stale = done - {s.key for s in subs}  # stored by an earlier run, not graded now
+    skipped = [dataclasses.replace(s, reason=f"{s.reason} (a result an earlier run stored "
+                                   f"for {s.key} stays in the store)")
+               if s.key in stale else s for s in skipped]
+    store.replace_skipped([s.to_dict() for s in sorted(skipped, key=lambda s: s.path)])
     if not pending:
         return store, failures
     names = sorted({s.exercise for s, _ in pending})

@@ -228,7 +228,10 @@ def batch(
     preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
 ) -> None:
     """Grade a whole class; each result is committed as it arrives, and a rerun resumes.
-    Workers of a --scheduler find the solutions through their own $KERNELGRADE_SOLUTIONS."""
+    Everything in the folder that is not graded (a link, two files for one student, an
+    assignment that names no exercise, ...) is listed at the end with its reason, and stored
+    for `export` and `report`. Workers of a --scheduler find the solutions through their own
+    $KERNELGRADE_SOLUTIONS."""
     from .batch import run_batch
 
     if exercise is not None and exercise not in exercises.names():
@@ -242,12 +245,12 @@ def batch(
                                     seed_per_student=True if seed_per_student else None)
     except (ValueError, GraderSetupError) as exc:  # setup errors: nothing of theirs stored
         _fail(str(exc))
-    rows = store.rows()
+    rows, skipped = store.rows(), store.skipped()
     if html is not None:
         from .report import html as html_report
 
         try:
-            written = html_report.write_batch(rows, html)
+            written = html_report.write_batch(rows, html, skipped)
         except OSError as exc:
             _fail(f"cannot write the HTML reports under {html}: {exc.strerror or exc}")
         err.print(f"wrote {len(written)} HTML files under {html} (index.html)")
@@ -255,6 +258,11 @@ def batch(
     out.print(console_report.class_table([
         dict(r, summary=console_report.summary(r["result"])) for r in rows],
         title=f"Class scores ({len(rows)} submissions, {db})"))
+    if skipped:
+        out.print(console_report.skipped_table(
+            skipped, title=f"Not graded: {len(skipped)} entries of {submissions}"))
+    else:
+        out.print(f"Every entry of {submissions} was graded.", markup=False, highlight=False)
     for f in failures:
         err.print(f"[red]grader error[/red] {f} (not stored; a rerun retries it)")
     raise typer.Exit(1 if failures else 0)
@@ -272,7 +280,8 @@ def report(
     if not db.is_file():
         _fail(f"{db} does not exist")
     try:
-        path = class_view.write_class_view(ResultStore(db).rows(), html)
+        store = ResultStore(db)
+        path = class_view.write_class_view(store.rows(), html, store.skipped())
     except OSError as exc:
         _fail(f"cannot write {html}: {exc.strerror or exc}")
     typer.echo(f"wrote {path}")
@@ -291,14 +300,18 @@ def export(
 
     if not db.is_file():
         _fail(f"{db} does not exist")
-    rows = ResultStore(db).rows()
+    store = ResultStore(db)
+    rows, skipped = store.rows(), store.skipped()
     if fmt not in ("csv", "gradescope", "json"):
         _fail(f"--format must be csv, gradescope or json, not {fmt!r}")
     if fmt == "gradescope":
-        written = exporter.write_gradescope(rows, out or Path("gradescope"))
-        typer.echo(f"wrote {len(written)} results.json files under {out or 'gradescope'}")
+        folder = out or Path("gradescope")
+        written = exporter.write_gradescope(rows, folder, skipped)
+        typer.echo(f"wrote {len(written) - 1} results.json files and "
+                   f"{exporter.NOT_GRADED_FILE} under {folder}")
     else:
-        text = exporter.to_csv(rows) if fmt == "csv" else exporter.to_json(rows)
+        text = (exporter.to_csv(rows, skipped) if fmt == "csv"
+                else exporter.to_json(rows, skipped))
         if out:
             out.write_text(text)
         else:
@@ -307,6 +320,9 @@ def export(
     if provisional:  # on standard error: the CSV / JSON on standard output stays clean
         err.print(f"{provisional} of {len(rows)} scores are provisional: some points need a "
                   "GPU (each row says how many)")
+    if skipped:
+        err.print(f"{len(skipped)} entries of the class folder were not graded (listed in the "
+                  "export, each with its reason)", soft_wrap=True)
 
 
 @app.command("mutants")

@@ -1,5 +1,6 @@
 """The class's results in SQLite: one row per submission, each committed in its own
-transaction, so a batch killed at any moment resumes where it stopped.
+transaction, so a batch killed at any moment resumes where it stopped; and what the last run
+found in the class folder but did not grade (table ``skipped``), with the reasons.
 
 The batch's secret seed is stored on first use, and so is its rule: by default each exercise's
 seed derives from it and the exercise's name, so every student of the class faces the same
@@ -29,7 +30,19 @@ CREATE TABLE IF NOT EXISTS results (
     result_json TEXT NOT NULL,
     graded_at TEXT NOT NULL DEFAULT (datetime('now'))
 );
+CREATE TABLE IF NOT EXISTS skipped (
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    student TEXT,
+    exercise TEXT,
+    key TEXT,
+    found_at TEXT NOT NULL DEFAULT (datetime('now'))
+);
 """
+
+#: The columns of a not-graded entry (:class:`autograder.discovery.Skipped`).
+SKIPPED_COLUMNS = ("path", "kind", "reason", "student", "exercise", "key")
 
 
 class ResultStore:
@@ -112,3 +125,22 @@ class ResultStore:
             d["result"] = json.loads(d.pop("result_json"))
             out.append(d)
         return out
+
+    def replace_skipped(self, items: list[dict]) -> None:
+        """Replace the list of what was not graded with ``items`` (dicts with the keys of
+        :data:`SKIPPED_COLUMNS`; ``student``, ``exercise`` and ``key`` may be missing or None),
+        in one transaction: the store always shows the class folder as the last run found it."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM skipped")
+            self.db.executemany(
+                "INSERT INTO skipped (path, kind, reason, student, exercise, key) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [tuple(item.get(c) for c in SKIPPED_COLUMNS) for item in items])
+
+    def skipped(self) -> list[dict]:
+        """What the last run did not grade, sorted by path: dicts with the keys of
+        :data:`SKIPPED_COLUMNS`."""
+        cur = self.db.execute(f"SELECT {', '.join(SKIPPED_COLUMNS)} FROM skipped "
+                              "ORDER BY path, rowid")
+        return [dict(zip(SKIPPED_COLUMNS, row)) for row in cur]

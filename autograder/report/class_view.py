@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..results import ExerciseResult, Kind, Status
 from . import charts
-from .html import _ENV, page_name
+from .html import _ENV, not_graded_view, page_name
 
 # (label, test) → True when the test shows that category. First match per test wins.
 _RULES = [
@@ -86,9 +86,11 @@ def _ratio(result: ExerciseResult) -> tuple[float, float, float] | None:
     return None
 
 
-def summarize(rows: list[dict]) -> dict:
+def summarize(rows: list[dict], skipped: list[dict] = ()) -> dict:
     """What the page shows, from :meth:`autograder.store.ResultStore.rows`: per exercise the
-    scores, the categories by number of students, the timing ratios; the class's rows."""
+    scores, the categories by number of students, the timing ratios; the class's rows; and
+    what was not graded (``skipped``: :meth:`autograder.store.ResultStore.skipped`, as
+    :func:`autograder.report.html.not_graded_view`)."""
     by_ex: dict[str, list] = defaultdict(list)
     for row in rows:
         by_ex[row["exercise"]].append((row, ExerciseResult.from_dict(row["result"])))
@@ -117,16 +119,19 @@ def summarize(rows: list[dict]) -> dict:
                          for row, r in items],
         })
     strip = charts.ratio_strip(ratios, *thresholds) if ratios else None
-    return {"exercises": exercises, "ratio_chart": strip, "total": len(rows)}
+    return {"exercises": exercises, "ratio_chart": strip, "total": len(rows),
+            "not_graded": not_graded_view(list(skipped))}
 
 
-def write_class_view(rows: list[dict], directory: str | Path) -> Path:
+def write_class_view(rows: list[dict], directory: str | Path,
+                     skipped: list[dict] = ()) -> Path:
     """Write ``class.html`` into ``directory`` (created); returns its path. Links go to the
-    per-submission pages ``autograder batch --html`` writes into the same folder."""
+    per-submission pages ``autograder batch --html`` writes into the same folder; what was not
+    graded (``skipped``) is listed first."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "class.html"
-    view = summarize(rows)
+    view = summarize(rows, skipped)
     for ex in view["exercises"]:
         for s in ex["students"]:
             if not (directory / s["href"]).is_file():

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections import defaultdict
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..discovery import ROUTINE_KINDS
 from ..results import ExerciseResult, Status
 from .export import note
 
@@ -65,4 +67,28 @@ def class_table(rows: list[dict], title: str = "Class scores") -> Table:
         score = f"{r['score']:g} / {r['max_score']:g}" + (f" ({pending})" if pending else "")
         table.add_row(Text(r["student"]), Text(r["exercise"]), score,
                       Text(r.get("summary", "")))
+    return table
+
+
+def skipped_table(items: list[dict], title: str = "Not graded") -> Table:
+    """What a batch did not grade (:meth:`autograder.store.ResultStore.skipped`): one row per
+    entry (path, reason), except the routine kinds (:data:`autograder.discovery.ROUTINE_KINDS`:
+    hidden files, Jupyter checkpoints, nbgrader's timestamps), counted in one row per kind with
+    an example where there are several. Paths and reasons are plain text, never markup."""
+    table = Table(title=Text(title))
+    table.add_column("path", overflow="fold")
+    table.add_column("why it was not graded", overflow="fold")
+    routine: dict[str, list[dict]] = defaultdict(list)
+    for item in items:
+        if item["kind"] in ROUTINE_KINDS:
+            routine[item["kind"]].append(item)
+        else:
+            table.add_row(Text(item["path"]), Text(item["reason"]))
+    for kind, group in sorted(routine.items()):
+        if len(group) == 1:
+            table.add_row(Text(group[0]["path"]), Text(group[0]["reason"]))
+            continue
+        table.add_row(Text(f"{len(group)} {ROUTINE_KINDS[kind]}"),
+                      Text(f"{group[0]['reason']} (e.g. {group[0]['path']}; each is listed in "
+                           "the store and in every export)"))
     return table

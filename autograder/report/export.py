@@ -2,7 +2,9 @@
 Gradescope ``results.json``, or all results as one JSON list.
 
 Every format says when a score is not final, in the one wording of
-:func:`autograder.results.provisional_note` ("provisional: 40 points need a GPU"). Rows come
+:func:`autograder.results.provisional_note` ("provisional: 40 points need a GPU"), and lists
+every entry of the class folder that was not graded, with its reason (``skipped``: the dicts of
+:meth:`autograder.store.ResultStore.skipped`), so an export read alone shows them. Rows come
 from :meth:`autograder.store.ResultStore.rows`; each holds a ``result`` dict
 (:meth:`autograder.results.ExerciseResult.to_dict`). Results stored before ``pending_points``
 existed lack it: it is then derived from the skipped tests' ``max_points``.
@@ -45,9 +47,16 @@ def note(result: dict) -> str:
     return provisional_note(pending_points(result)) if is_provisional(result) else ""
 
 
-def to_csv(rows: list[dict]) -> str:
+def not_graded_note(item: dict) -> str:
+    """``"not graded: PATH: REASON"`` for one entry of :meth:`ResultStore.skipped`."""
+    return f"not graded: {item['path']}: {item['reason']}"
+
+
+def to_csv(rows: list[dict], skipped: list[dict] = ()) -> str:
     """One line per submission; columns :data:`CSV_COLUMNS` (the first seven as before, then
-    ``pending_points`` and ``note``, the provisional wording or empty)."""
+    ``pending_points`` and ``note``, the provisional wording or empty). Then one line per entry
+    not graded (``skipped``): its student, exercise and key where known, no score, and the
+    note ``"not graded: PATH: REASON"``."""
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(CSV_COLUMNS)
@@ -56,6 +65,9 @@ def to_csv(rows: list[dict]) -> str:
         w.writerow([r["student"], r["exercise"], r["score"], r["max_score"],
                     is_provisional(res), r["device"], r["key"],
                     f"{pending_points(res):g}", note(res)])
+    for item in skipped:
+        w.writerow([item.get("student") or "", item.get("exercise") or "", "", "", "", "",
+                    item.get("key") or "", "", not_graded_note(item)])
     return out.getvalue()
 
 
@@ -140,21 +152,57 @@ def gradescope_grader_failure(message: str, execution_time: float) -> dict:
     }
 
 
-def write_gradescope(rows: list[dict], out_dir: Path) -> list[Path]:
-    """Write ``<out_dir>/<student>/<assignment>/results.json`` for every row."""
+def gradescope_not_graded(items: list[dict]) -> dict:
+    """Gradescope's ``results.json`` for a submission key that was not graded (``items``: its
+    entries of :meth:`ResultStore.skipped`, e.g. the two files of a student who handed in
+    both): no ``score``, an ``output`` with each file and its reason, ``extra_data`` with
+    ``not_graded`` true and the entries."""
+    lines = ["This submission was not graded, so there is no score yet:"]
+    lines += [f"- {Path(i['path']).name}: {i['reason']}" for i in items]
+    lines.append("Please tell your instructor.")
+    return {"execution_time": 0, "output": "\n".join(lines),
+            "extra_data": {"not_graded": True, "final": False, "entries": list(items)},
+            "tests": []}
+
+
+#: The file of :func:`write_gradescope` that lists every entry not graded.
+NOT_GRADED_FILE = "not_graded.json"
+
+
+def write_gradescope(rows: list[dict], out_dir: Path, skipped: list[dict] = ()) -> list[Path]:
+    """Write ``<out_dir>/<student>/<assignment>/results.json`` for every row; for each key of
+    ``skipped`` that has no row, one made by :func:`gradescope_not_graded`; and
+    ``<out_dir>/not_graded.json``: every entry not graded (a list, empty when none)."""
     written = []
     for r in rows:
         path = Path(out_dir) / r["key"] / "results.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(to_gradescope(r["result"]), indent=2))
         written.append(path)
-    return written
+    graded = {r["key"] for r in rows}
+    by_key: dict[str, list[dict]] = {}
+    for item in skipped:
+        if item.get("key") and item["key"] not in graded:
+            by_key.setdefault(item["key"], []).append(item)
+    for key, items in sorted(by_key.items()):
+        path = Path(out_dir) / key / "results.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(gradescope_not_graded(items), indent=2))
+        written.append(path)
+    listing = Path(out_dir) / NOT_GRADED_FILE
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    listing.write_text(json.dumps(list(skipped), indent=2))
+    return written + [listing]
 
 
-def to_json(rows: list[dict]) -> str:
+def to_json(rows: list[dict], skipped: list[dict] = ()) -> str:
     """All results as one JSON list: each result dict with ``student``, ``key``,
-    ``pending_points`` and ``provisional_note`` (the wording, or empty)."""
+    ``pending_points``, ``provisional_note`` (the wording, or empty) and ``graded`` true; then
+    one object per entry not graded (``skipped``), with ``graded`` false, ``score`` null and
+    its ``path``, ``kind``, ``reason``, ``student``, ``exercise`` and ``key``."""
     return json.dumps([dict(r["result"], student=r["student"], key=r["key"],
                             pending_points=pending_points(r["result"]),
-                            provisional_note=note(r["result"])) for r in rows],
+                            provisional_note=note(r["result"]), graded=True) for r in rows]
+                      + [dict(item, graded=False, score=None, max_score=None)
+                         for item in skipped],
                       indent=2)

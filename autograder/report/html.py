@@ -11,13 +11,16 @@ package data (``autograder/report/templates``).
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import statistics
 from pathlib import Path
 
 import jinja2
 
 from .. import exercises
+from ..discovery import ROUTINE_KINDS
 from ..nbgrader.cellreport import part_rows, part_tests, part_title
 from ..results import ExerciseResult, Kind, Status, TestResult
 from . import charts
@@ -224,11 +227,14 @@ def render_part_fragment(result: ExerciseResult, kind: str | Kind, source=None) 
 
 
 def load_source_quietly(path: str | Path):
-    """The submission's :class:`Source`, or None when it cannot be read (moved, renamed): the
-    report then shows messages without source lines."""
+    """The submission's :class:`Source`, or None when it cannot be read (moved, renamed, now a
+    link or a special file, which is never read): the report then shows messages without
+    source lines."""
     from ..submission import SubmissionError, load_source
 
     try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a link or a special file: never read
+            return None
         return load_source(path)
     except (SubmissionError, OSError, ValueError):
         return None
@@ -249,9 +255,23 @@ def page_name(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_") + ".html"
 
 
-def write_batch(rows: list[dict], directory: str | Path) -> list[Path]:
+def not_graded_view(skipped: list[dict]) -> dict:
+    """What a page shows of :meth:`autograder.store.ResultStore.skipped`: ``total``,
+    ``entries`` (each entry but the routine kinds) and ``routine``: (what to call them, their
+    entries) per routine kind (:data:`autograder.discovery.ROUTINE_KINDS`)."""
+    routine: dict[str, list[dict]] = {}
+    for item in skipped:
+        if item["kind"] in ROUTINE_KINDS:
+            routine.setdefault(item["kind"], []).append(item)
+    return {"total": len(skipped),
+            "entries": [i for i in skipped if i["kind"] not in ROUTINE_KINDS],
+            "routine": [(ROUTINE_KINDS[k], group) for k, group in sorted(routine.items())]}
+
+
+def write_batch(rows: list[dict], directory: str | Path, skipped: list[dict] = ()) -> list[Path]:
     """One page per stored row (:meth:`autograder.store.ResultStore.rows`) plus ``index.html``
-    linking them, in ``directory``; returns the paths written."""
+    linking them and listing what was not graded (``skipped``: :meth:`ResultStore.skipped`),
+    in ``directory``; returns the paths written."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written, entries = [], []
@@ -261,6 +281,6 @@ def write_batch(rows: list[dict], directory: str | Path) -> list[Path]:
         written.append(write_result(result, directory / name))
         entries.append({"row": row, "href": name, "result": result})
     index = directory / "index.html"
-    index.write_text(_ENV.get_template("index.html").render(entries=entries),
-                     encoding="utf-8")
+    index.write_text(_ENV.get_template("index.html").render(
+        entries=entries, not_graded=not_graded_view(list(skipped))), encoding="utf-8")
     return written + [index]
