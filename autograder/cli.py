@@ -10,6 +10,7 @@ an instructor solution that loses points here, a sandbox that imports other pack
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Optional
@@ -75,17 +76,27 @@ def _use_solutions(folder: Optional[Path]) -> None:
     os.environ[exercises.SOLUTIONS_ENV] = str(folder.resolve())
 
 
-def _unreadable(path: Path) -> str | None:
-    """Why ``path`` cannot be read as a submission file, or None."""
+def _nothing_to_grade(path: Path) -> str | None:
+    """Why ``path`` names nothing the grader can judge (the caller exits 2), or None.
+
+    Nothing at ``path`` (an instructor's typo) and a path the grader may not look at or read
+    are the grader's problem. Anything else that is there is the student's, and is graded: a
+    link, a folder, a pipe, a device or a file that is not source scores 0 with a message
+    (:func:`autograder.submission.read_submission_bytes`); nothing here opens or follows it."""
     try:
-        with open(path, "rb"):
-            return None
-    except FileNotFoundError:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
         return f"{path}: no such file"
-    except IsADirectoryError:
-        return f"{path} is a folder, not a .py or .ipynb file"
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        try:
+            os.close(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
+        except PermissionError as exc:
+            return f"cannot read {path}: {exc.strerror or exc}"
+        except OSError:
+            return None  # replaced since the lstat: the grading describes what is there now
+    return None
 
 
 @app.command()
@@ -114,9 +125,9 @@ def grade(
         _fail(str(exercises.UnknownExercise(exercise)))
     _use_solutions(solutions_dir)
     _use_preflight_cache(preflight_cache)
-    unreadable = _unreadable(submission)
-    if unreadable:
-        _fail(unreadable)
+    nothing = _nothing_to_grade(submission)
+    if nothing:
+        _fail(nothing)
     try:
         if public:
             result = public_run.public_file_result(submission, exercise, device=device)
