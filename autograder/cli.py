@@ -1,10 +1,14 @@
 """The ``autograder`` command line (typer).
 
 ``autograder grade SUBMISSION --exercise NAME [--device auto|gpu|sim] [--json]`` grades one
-submission; exit status 0 whenever grading finished, whatever the score; 2, with one line on
-standard error and no grade, when the grader could not run (bad arguments, a missing submission,
-an unknown exercise, or :class:`autograder.errors.GraderSetupError`: no GPU for ``--device gpu``,
-an instructor solution that loses points here, a sandbox that imports other packages).
+submission. Exit status (:data:`EXIT_STATUS`, README "Exit status"): 0 whenever it was graded,
+whatever the score, a student's file that is not a submission (a ``.txt``, an empty or binary
+file, a link, a folder, a pipe or device) included: it scores 0 with a message; 2, with one line
+on standard error and no grade, when the grader could not grade: bad arguments (an unknown
+exercise or option), nothing at the submission's path or a path it may not read, or
+:class:`autograder.errors.GraderSetupError` (no GPU for ``--device gpu``, an instructor solution
+that loses points here, a sandbox that imports other packages); 1 where a command that checks
+many things found a wrong one (``solutions``, ``mutants``, ``batch``'s grader errors).
 """
 
 from __future__ import annotations
@@ -29,7 +33,15 @@ from .mutation.operators import OPERATORS  # noqa: E402
 from .report import console as console_report  # noqa: E402
 from .report import json_report  # noqa: E402
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+#: The exit-status rule every command keeps, shown under ``--help`` (README, "Exit status").
+EXIT_STATUS = ("Exit status: 0 graded, whatever the score (a student's file that is not a "
+               "submission, such as a .txt, an empty or binary file, a link, a folder or a pipe, "
+               "scores 0 with a message; links are never followed); 2 not graded: bad arguments, "
+               "nothing at the submission's path, a grader fault (one line on standard error); "
+               "1 solutions, mutants or batch found a wrong verdict or a grader error. "
+               "README, 'Exit status'.")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, epilog=EXIT_STATUS,
                   help="Grade Numba CUDA kernel exercises on a GPU or the CUDA simulator.")
 err = Console(stderr=True)
 
@@ -99,7 +111,7 @@ def _nothing_to_grade(path: Path) -> str | None:
     return None
 
 
-@app.command()
+@app.command(epilog=EXIT_STATUS)
 def grade(
     submission: Path = typer.Argument(..., help="A .py file or an .ipynb notebook."),
     exercise: str = typer.Option(..., "--exercise", "-e", help="Exercise name."),
