@@ -35,7 +35,7 @@ seed, goes into the autograded notebook's metadata (``kernelgrade``) for the ins
 into the feedback.
 
 A student's notebook that is a symbolic link in ``submitted/`` (or whose ``<student>/`` or
-``<assignment>/`` folder there is one) is never graded, although nbgrader has read it through the
+``<assignment>/`` folder there is one), or is not a regular file, is never graded, although nbgrader has read it through the
 link: it scores 0 in every hidden grade cell with a message that names the link and not its
 target, and the cells a student could write are emptied, so the feedback shows nothing of the
 target (the instructor's source notebook, another student's).
@@ -124,7 +124,7 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 f"stored. To store them anyway: {ALLOW_PROVISIONAL}")
         results: dict[str, ExerciseResult] = {}
         source = None
-        refused = self._linked(resources)
+        refused = self._refusal(resources)
         if refused is not None:
             self._blank_student_cells(nb)
         for exercise in dict.fromkeys(ex for ex, _ in parts):
@@ -214,12 +214,14 @@ class GradeWithAutograder(NbGraderPreprocessor):
         return (Path(course.root, course.submitted_directory),
                 Path(folder, f"{info['notebook']}.ipynb"))
 
-    def _linked(self, resources: ResourcesDict) -> SubmissionError | None:
-        """The refusal of this notebook when the student's notebook in ``submitted/``, or a
-        folder of theirs above it (``<student>/``, ``<assignment>/``), is a symbolic link, which
-        nbgrader followed: the notebook it read is someone else's file (the instructor's
-        source, another student's). The ``submitted/`` folder itself is the instructor's and
-        may be a link (:func:`autograder.submission.linked_part`)."""
+    def _refusal(self, resources: ResourcesDict) -> SubmissionError | None:
+        """The refusal of this notebook when, in ``submitted/``, the student's notebook or a
+        folder of theirs above it (``<student>/``, ``<assignment>/``) is a symbolic link, which
+        nbgrader followed (the notebook it read is someone else's file: the instructor's source,
+        another student's), or the notebook is not a regular file (a pipe, a device: what a
+        reader that opens nothing else left, see
+        :func:`autograder.submission.read_submission_bytes`). The ``submitted/`` folder itself
+        is the instructor's and may be a link (:func:`autograder.submission.linked_part`)."""
         found = self._submitted(resources)
         if found is None:
             return None
@@ -227,16 +229,24 @@ class GradeWithAutograder(NbGraderPreprocessor):
         try:
             part = linked_part(root, notebook)
         except ValueError:  # a directory_structure that puts it outside submitted/
-            part = notebook if notebook.is_symlink() else None
-        if part is None:
+            root, part = notebook.parent, (notebook if notebook.is_symlink() else None)
+        if part is not None:
+            return not_a_regular_file(str(part.relative_to(root)), stat.S_IFLNK)
+        try:
+            mode = os.lstat(notebook).st_mode
+        except OSError:
             return None
-        shown = part.relative_to(root) if part.is_relative_to(root) else part.name
-        return not_a_regular_file(str(shown), stat.S_IFLNK)
+        if not stat.S_ISREG(mode):
+            return not_a_regular_file(str(notebook.relative_to(root)), mode)
+        return None
 
     @staticmethod
     def _blank_student_cells(nb: NotebookNode) -> None:
-        """Empty every cell a student could write (the unlocked ones, with their outputs): in a
-        refused notebook they hold the link's target, which the feedback must not show."""
+        """Empty every cell a student could write (the unlocked ones, with their outputs) and
+        drop the notebook's metadata but its kernel's: in a refused notebook they hold the link's
+        target, which neither the feedback nor the autograded notebook may show."""
+        nb.metadata = NotebookNode({k: v for k, v in nb.metadata.items()
+                                    if k in ("kernelspec", "language_info")})
         for cell in nb.cells:
             if not cell.get("metadata", {}).get("nbgrader", {}).get("locked", False):
                 cell.source = ""

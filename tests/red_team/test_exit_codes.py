@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -106,8 +107,16 @@ INSTRUCTORS = {
 
 
 @pytest.fixture(autouse=True)
-def _close_sockets():
+def _no_hang_and_close_sockets():
+    """Fail instead of hanging (a pipe opened for reading waits for a writer), then close the
+    sockets a case made."""
+    def _stop(*_):
+        raise TimeoutError("the grader blocked on the submission")
+    old = signal.signal(signal.SIGALRM, _stop)
+    signal.alarm(60)
     yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
     while _SOCKETS:
         _SOCKETS.pop().close()
 
