@@ -35,10 +35,11 @@ seed, goes into the autograded notebook's metadata (``kernelgrade``) for the ins
 into the feedback.
 
 A student's notebook that is a symbolic link in ``submitted/`` (or whose ``<student>/`` or
-``<assignment>/`` folder there is one), or is not a regular file, is never graded, although nbgrader has read it through the
-link: it scores 0 in every hidden grade cell with a message that names the link and not its
-target, and the cells a student could write are emptied, so the feedback shows nothing of the
-target (the instructor's source notebook, another student's).
+``<assignment>/`` folder there is one), or is not a regular file, is never graded, although
+nbgrader has read it through the link (``cp -r`` keeps links): it scores 0 in every hidden grade
+cell with a message that names the link and not its target, and the cells a student could write
+are emptied, so the feedback shows nothing of the target (the instructor's source notebook,
+another student's).
 
 A grade from the simulator is provisional (timing and the largest sizes need a GPU): it is stored
 only when ``allow_provisional`` is set (``autograder course build --allow-provisional``); else
