@@ -190,6 +190,41 @@ def linked_course(tmp_path_factory):
     return course, assignment, nb_name, run
 
 
+def test_the_preprocessor_judges_what_is_in_submitted(tmp_path):
+    """GradeWithAutograder's refusal, from the course folder of the nbgrader command it runs
+    in: a linked notebook or student folder, a pipe; the instructor's submitted/ may be a link."""
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Configurable
+
+    from autograder.nbgrader.preprocessor import GradeWithAutograder
+
+    real = tmp_path / "elsewhere"
+    (tmp_path / "submitted").symlink_to(real, target_is_directory=True)
+    for student in ("ok", "link", "pipe"):
+        (real / student / "ps").mkdir(parents=True)
+    (real / "ok" / "ps" / "k.ipynb").write_text("{}")
+    (real / "link" / "ps" / "k.ipynb").symlink_to(real / "ok" / "ps" / "k.ipynb")
+    os.mkfifo(real / "pipe" / "ps" / "k.ipynb")
+    (real / "folder").mkdir()
+    (real / "folder" / "ps").symlink_to(real / "ok" / "ps")
+
+    class Converter(Configurable):
+        coursedir = CourseDirectory(root=str(tmp_path))
+
+    step = GradeWithAutograder(parent=Converter())
+
+    def refusal(student):
+        got = step._refusal({"nbgrader": {"student": student, "assignment": "ps",
+                                          "notebook": "k"}})
+        return got and str(got)
+
+    assert refusal("ok") is None
+    assert refusal("link").startswith("link/ps/k.ipynb is a symbolic link")
+    assert refusal("folder").startswith("folder/ps is a symbolic link")
+    assert refusal("pipe").startswith("pipe/ps/k.ipynb is a named pipe (FIFO)")
+    assert GradeWithAutograder()._refusal({"nbgrader": {}}) is None  # not in nbgrader
+
+
 @pytest.mark.parametrize("student, link", [("mallory", "mallory/{a}/{nb}"),
                                            ("trudy", "trudy/{a}")])
 def test_nbgrader_scores_a_linked_notebook_0_with_the_message(linked_course, student, link):
