@@ -1,15 +1,20 @@
 """The ``autograder`` command line (typer).
 
 ``autograder grade SUBMISSION --exercise NAME [--device auto|gpu|sim] [--json]`` grades one
-submission; exit status 0 whenever grading finished, whatever the score; 2, with one line on
-standard error and no grade, when the grader could not run (bad arguments, a missing submission,
-an unknown exercise, or :class:`autograder.errors.GraderSetupError`: no GPU for ``--device gpu``,
-an instructor solution that loses points here, a sandbox that imports other packages).
+submission. Exit status (:data:`EXIT_STATUS`, README "Exit status"): 0 whenever it was graded,
+whatever the score, a student's file that is not a submission (a ``.txt``, an empty or binary
+file, a link, a folder, a pipe or device) included: it scores 0 with a message; 2, with one line
+on standard error and no grade, when the grader could not grade: bad arguments (an unknown
+exercise or option), nothing at the submission's path or a path it may not read, or
+:class:`autograder.errors.GraderSetupError` (no GPU for ``--device gpu``, an instructor solution
+that loses points here, a sandbox that imports other packages); 1 where a command that checks
+many things found a wrong one (``solutions``, ``mutants``, ``batch``'s grader errors).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Optional
@@ -28,7 +33,15 @@ from .mutation.operators import OPERATORS  # noqa: E402
 from .report import console as console_report  # noqa: E402
 from .report import json_report  # noqa: E402
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+#: The exit-status rule every command keeps, shown under ``--help`` (README, "Exit status").
+EXIT_STATUS = ("Exit status: 0 graded, whatever the score (a student's file that is not a "
+               "submission, such as a .txt, an empty or binary file, a link, a folder or a pipe, "
+               "scores 0 with a message; links are never followed); 2 not graded: bad arguments, "
+               "nothing at the submission's path, a grader fault (one line on standard error); "
+               "1 solutions, mutants or batch found a wrong verdict or a grader error. "
+               "README, 'Exit status'.")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, epilog=EXIT_STATUS,
                   help="Grade Numba CUDA kernel exercises on a GPU or the CUDA simulator.")
 err = Console(stderr=True)
 
@@ -75,20 +88,30 @@ def _use_solutions(folder: Optional[Path]) -> None:
     os.environ[exercises.SOLUTIONS_ENV] = str(folder.resolve())
 
 
-def _unreadable(path: Path) -> str | None:
-    """Why ``path`` cannot be read as a submission file, or None."""
+def _nothing_to_grade(path: Path) -> str | None:
+    """Why ``path`` names nothing the grader can judge (the caller exits 2), or None.
+
+    Nothing at ``path`` (an instructor's typo) and a path the grader may not look at or read
+    are the grader's problem. Anything else that is there is the student's, and is graded: a
+    link, a folder, a pipe, a device or a file that is not source scores 0 with a message
+    (:func:`autograder.submission.read_submission_bytes`); nothing here opens or follows it."""
     try:
-        with open(path, "rb"):
-            return None
-    except FileNotFoundError:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
         return f"{path}: no such file"
-    except IsADirectoryError:
-        return f"{path} is a folder, not a .py or .ipynb file"
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        try:
+            os.close(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
+        except PermissionError as exc:
+            return f"cannot read {path}: {exc.strerror or exc}"
+        except OSError:
+            return None  # replaced since the lstat: the grading describes what is there now
+    return None
 
 
-@app.command()
+@app.command(epilog=EXIT_STATUS)
 def grade(
     submission: Path = typer.Argument(..., help="A .py file or an .ipynb notebook."),
     exercise: str = typer.Option(..., "--exercise", "-e", help="Exercise name."),
@@ -114,9 +137,9 @@ def grade(
         _fail(str(exercises.UnknownExercise(exercise)))
     _use_solutions(solutions_dir)
     _use_preflight_cache(preflight_cache)
-    unreadable = _unreadable(submission)
-    if unreadable:
-        _fail(unreadable)
+    nothing = _nothing_to_grade(submission)
+    if nothing:
+        _fail(nothing)
     try:
         if public:
             result = public_run.public_file_result(submission, exercise, device=device)

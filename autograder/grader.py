@@ -60,6 +60,10 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
     backend = resolve_device(device)
     single_threaded_blas()  # before any child is forked: see autograder.host_blas
     check = None
+    try:
+        load_source(submission)
+    except SubmissionError:  # refused as it is (a link, not UTF-8...): no solution to check
+        preflight = False
     if preflight and visibility is None:
         check = preflight_mod.start(exercise.name, backend, sanitize)
         if backend == "sim" or check.done():  # the simulator: first (both would share the CPU)

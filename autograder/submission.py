@@ -7,7 +7,10 @@ Each source line remembers where it came from, so messages can say "cell 3, line
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,22 +90,105 @@ def notebook_source(raw: str, path: str) -> Source:
     return Source("\n".join(text_lines) + "\n", path, origins)
 
 
-def load_source(path: str | Path) -> Source:
-    """Read ``path`` (``.py`` or ``.ipynb``) as :class:`Source`.
+#: The largest submission read, in bytes: a kernel exercise's ``.py`` is a few KiB and a
+#: notebook with its outputs rarely over a MiB; a larger file is refused unread.
+MAX_SUBMISSION_BYTES = 8 * 1024 * 1024
 
-    Raises :class:`SubmissionError` for a missing file, a folder, a file that is not UTF-8, a
+#: What :func:`read_submission_bytes` calls each kind of file it refuses (``stat.S_IFMT``).
+_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a named pipe (FIFO)",
+          stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device"}
+
+
+def not_a_regular_file(shown: str, mode: int) -> SubmissionError:
+    """The refusal of ``shown``, a thing of mode ``mode`` (``os.lstat``'s) that is not a regular
+    file: it says what the thing is, never where a link leads."""
+    if stat.S_ISDIR(mode):
+        return SubmissionError(f"{shown} is a folder, not a .py or .ipynb file")
+    kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
+    advice = ("the grader never follows links: submit the file itself" if stat.S_ISLNK(mode)
+              else "submit the .py or .ipynb file itself")
+    return SubmissionError(f"{shown} is {kind}, not a regular file; {advice}")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def read_submission_bytes(path: str | Path, max_bytes: int = MAX_SUBMISSION_BYTES) -> bytes:
+    """The bytes of the submission file ``path``, read without following a link.
+
+    Only a regular file is read: ``path`` itself is opened with ``O_NOFOLLOW | O_NONBLOCK`` and
+    checked with ``fstat`` on the open descriptor, so a symbolic link (to the instructor's
+    solution, to ``/etc/passwd``, or dangling), a folder, a named pipe, a socket or a device is
+    refused without a byte of it (or of a link's target) being read, and a pipe never blocks.
+    The folders above ``path`` are the grader's choice (the command line's, Gradescope's
+    ``/autograder/submission``, nbgrader's ``submitted/``) and may be links; a caller that lets
+    a student supply folders checks them with :func:`linked_part`.
+    Raises :class:`SubmissionError` (naming ``path`` as given and what it is, never a link's
+    target) for a missing path, any file that is not regular, a file over ``max_bytes``
+    bytes, and a file the grader may not read.
+    """
+    shown = str(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        raise SubmissionError(f"{shown} does not exist") from None
+    except OSError as exc:
+        raise SubmissionError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise not_a_regular_file(shown, mode)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:  # replaced since the lstat: by a link (ELOOP) or a pipe, ...
+        if exc.errno == errno.ELOOP:
+            raise not_a_regular_file(shown, stat.S_IFLNK) from None
+        raise SubmissionError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise not_a_regular_file(shown, info.st_mode)
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise SubmissionError(
+            f"{shown} is over {_size(max_bytes)}, more than the grader reads: "
+            "submit the source alone (for a notebook: clear its outputs and save it again)")
+    return data
+
+
+def linked_part(root: str | Path, path: str | Path) -> Path | None:
+    """The first of the folders and file from below ``root`` down to ``path`` that is a link
+    (as ``root / part``), or None. ``root``: a folder the grader chose (trusted, may itself be
+    a link); ``path``: a path inside it whose parts below ``root`` a student may have supplied
+    (nbgrader's ``submitted/<student>/<assignment>/<notebook>.ipynb``). A part that does not
+    exist ends the walk (None)."""
+    root, path = Path(root), Path(path)
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return here
+        except OSError:
+            return None
+    return None
+
+
+def load_source(path: str | Path) -> Source:
+    """Read ``path`` (``.py`` or ``.ipynb``) as :class:`Source`, without following a link
+    (:func:`read_submission_bytes`).
+
+    Raises :class:`SubmissionError` for a missing file, a folder, a symbolic link, a named pipe,
+    a socket or a device, a file over :data:`MAX_SUBMISSION_BYTES`, a file that is not UTF-8, a
     malformed notebook, a notebook without code, or another file type.
     """
     p = Path(path)
     shown = str(path)
-    if not p.exists():
-        raise SubmissionError(f"{shown} does not exist")
-    if p.is_dir():
-        raise SubmissionError(f"{shown} is a folder, not a .py or .ipynb file")
+    data = read_submission_bytes(p)
     if p.suffix not in (".py", ".ipynb"):
         raise SubmissionError(f"{shown} is neither a .py file nor an .ipynb notebook")
     try:
-        raw = p.read_bytes().decode("utf-8")
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SubmissionError(
             f"{shown} is not UTF-8 text (byte {exc.start}); save it with UTF-8 encoding"

@@ -34,6 +34,13 @@ back from the gradebook's source and scored. The whole result, with the hidden s
 seed, goes into the autograded notebook's metadata (``kernelgrade``) for the instructor, never
 into the feedback.
 
+A student's notebook that is a symbolic link in ``submitted/`` (or whose ``<student>/`` or
+``<assignment>/`` folder there is one), or is not a regular file, is never graded, although
+nbgrader has read it through the link (``cp -r`` keeps links): it scores 0 in every hidden grade
+cell with a message that names the link and not its target, and the cells a student could write
+are emptied, so the feedback shows nothing of the target (the instructor's source notebook,
+another student's).
+
 A grade from the simulator is provisional (timing and the largest sizes need a GPU): it is stored
 only when ``allow_provisional`` is set (``autograder course build --allow-provisional``); else
 the preprocessor raises :class:`autograder.errors.GraderSetupError` and nbgrader stores nothing for
@@ -44,6 +51,7 @@ way: never a zero.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -57,8 +65,9 @@ from traitlets import Bool, Unicode
 from .. import exercises, grader
 from ..errors import GraderSetupError
 from ..report.html import load_source_quietly, render_part_fragment
-from ..results import ExerciseResult, Kind
-from ..submission import Source
+from ..judge_cases import all_tests
+from ..results import ExerciseResult, Kind, Status
+from ..submission import Source, SubmissionError, linked_part, not_a_regular_file
 from . import notebook as nbb
 from .cellreport import part_points, render_part
 from .cells import DEVICE_ENV
@@ -116,7 +125,13 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 f"stored. To store them anyway: {ALLOW_PROVISIONAL}")
         results: dict[str, ExerciseResult] = {}
         source = None
+        refused = self._refusal(resources)
+        if refused is not None:
+            self._blank_student_cells(nb)
         for exercise in dict.fromkeys(ex for ex, _ in parts):
+            if refused is not None:
+                results[exercise] = self._refuse(exercise, backend, refused, resources)
+                continue
             result, source = self._grade(nb, exercise, device, resources)
             if result.provisional and not self.allow_provisional:
                 raise GraderSetupError(
@@ -183,6 +198,71 @@ class GradeWithAutograder(NbGraderPreprocessor):
                     "checksum": sources[grade_cell.name].checksum}}
                 cells.append(cell)
         return cells
+
+    def _submitted(self, resources: ResourcesDict) -> tuple[Path, Path] | None:
+        """``(submitted folder, student's notebook)`` of this notebook, from the course folder
+        of the nbgrader command this preprocessor runs in (its ``coursedir``); None outside
+        ``nbgrader autograde``."""
+        info = resources.get("nbgrader", {})
+        owner = self.parent
+        while owner is not None and not hasattr(owner, "coursedir"):
+            owner = getattr(owner, "parent", None)
+        if owner is None or not {"student", "assignment", "notebook"} <= set(info):
+            return None
+        course = owner.coursedir
+        folder = course.format_path(course.submitted_directory, info["student"],
+                                    info["assignment"])
+        return (Path(course.root, course.submitted_directory),
+                Path(folder, f"{info['notebook']}.ipynb"))
+
+    def _refusal(self, resources: ResourcesDict) -> SubmissionError | None:
+        """The refusal of this notebook when, in ``submitted/``, the student's notebook or a
+        folder of theirs above it (``<student>/``, ``<assignment>/``) is a symbolic link, which
+        nbgrader followed (the notebook it read is someone else's file: the instructor's source,
+        another student's), or the notebook is not a regular file (a pipe, a device: what a
+        reader that opens nothing else left, see
+        :func:`autograder.submission.read_submission_bytes`). The ``submitted/`` folder itself
+        is the instructor's and may be a link (:func:`autograder.submission.linked_part`)."""
+        found = self._submitted(resources)
+        if found is None:
+            return None
+        root, notebook = found
+        try:
+            part = linked_part(root, notebook)
+        except ValueError:  # a directory_structure that puts it outside submitted/
+            root, part = notebook.parent, (notebook if notebook.is_symlink() else None)
+        if part is not None:
+            return not_a_regular_file(str(part.relative_to(root)), stat.S_IFLNK)
+        try:
+            mode = os.lstat(notebook).st_mode
+        except OSError:
+            return None
+        if not stat.S_ISREG(mode):
+            return not_a_regular_file(str(notebook.relative_to(root)), mode)
+        return None
+
+    @staticmethod
+    def _blank_student_cells(nb: NotebookNode) -> None:
+        """Empty every cell a student could write (the unlocked ones, with their outputs) and
+        drop the notebook's metadata but its kernel's: in a refused notebook they hold the link's
+        target, which neither the feedback nor the autograded notebook may show."""
+        nb.metadata = NotebookNode({k: v for k, v in nb.metadata.items()
+                                    if k in ("kernelspec", "language_info")})
+        for cell in nb.cells:
+            if not cell.get("metadata", {}).get("nbgrader", {}).get("locked", False):
+                cell.source = ""
+                if cell.cell_type == "code":
+                    cell.outputs = []
+                    cell.execution_count = None
+
+    def _refuse(self, exercise: str, backend: str, refused: SubmissionError,
+                resources: ResourcesDict) -> ExerciseResult:
+        """``exercise``'s result for a refused notebook: every test an error with the refusal as
+        its message, 0 points, nothing run."""
+        result = ExerciseResult(exercise, self._name(resources), backend, seed=None)
+        result.tests = all_tests(exercises.get(exercise), Status.ERROR, str(refused))
+        self.log.warning("%s: %s: 0 points", result.submission, refused)
+        return result
 
     def _grade(self, nb: NotebookNode, exercise: str, device: str,
                resources: ResourcesDict) -> tuple[ExerciseResult, Source | None]:
