@@ -21,6 +21,8 @@ from course.nbhelpers import (ROOT, TEST_DEVICE, kernel_env, load_script, nbgrad
 from autograder import exercises
 from autograder.nbgrader import notebook as nbb
 from autograder.nbgrader.course import build_course
+from autograder.errors import GraderSetupError
+from autograder.nbgrader import public
 from autograder.nbgrader.public import failure_summary, failures
 from autograder.results import ExerciseResult, Kind, Status, TestResult
 
@@ -69,6 +71,18 @@ def test_a_failed_public_case_or_concept_test_is_a_failure(tests, summary):
 ])
 def test_passed_and_skipped_tests_are_not_a_failure(tests):
     assert failures(_result(*tests)) == []
+
+
+def test_a_grader_that_cannot_run_here_prints_one_line_and_raises_nothing(monkeypatch, capsys):
+    """No GPU where ``KERNELGRADE_DEVICE=gpu`` asks for one: the tests did not run, which is not
+    the student's failure; the cell says so and ends without an error."""
+    def no_gpu(*args, **kwargs):
+        raise GraderSetupError("device 'gpu' asked for, and no CUDA GPU is visible")
+
+    monkeypatch.setattr(public, "public_result", no_gpu)
+    assert public.run_public_tests("tiled_matmul", device="gpu", cells=["x = 1"]) is None
+    assert capsys.readouterr().out == ("The public tests of tiled_matmul cannot run here: device "
+                                       "'gpu' asked for, and no CUDA GPU is visible\n")
 
 
 # --- real nbgrader ------------------------------------------------------------------------------
