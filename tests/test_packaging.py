@@ -206,19 +206,20 @@ def test_installed_cli_grades_only_with_the_solutions(python, tmp_path):
 
 
 def test_installed_public_tests_of_occupancy_need_no_solution(python, tmp_path):
-    def public(path: Path) -> str:
+    def public(path: Path, returncode: int) -> subprocess.CompletedProcess:
         code = ("import sys\nfrom autograder.nbgrader.public import run_public_tests\n"
                 "run_public_tests('occupancy', device='sim', cells=[sys.stdin.read()])\n")
         proc = subprocess.run([str(python), "-c", code], input=path.read_text(),
                               cwd=tmp_path, env=user_env(), capture_output=True, text=True,
                               timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
+        assert proc.returncode == returncode, proc.stderr
+        return proc
 
-    good = public(EXERCISES / "occupancy" / "solution.py")
+    good = public(EXERCISES / "occupancy" / "solution.py", 0).stdout
     assert "5 of 5 public tests passed" in good, good
-    bad = public(EXERCISES / "occupancy" / "mutants" / "one_tile_only.py")
-    assert "[FAILED] 16×16 tiles use 2 KB" in bad and "tile_shared_bytes" in bad, bad
+    bad = public(EXERCISES / "occupancy" / "mutants" / "one_tile_only.py", 1)
+    assert "[FAILED] 16×16 tiles use 2 KB" in bad.stdout and "tile_shared_bytes" in bad.stdout
+    assert "AssertionError: " in bad.stderr and "public tests failed" in bad.stderr
 
 
 def test_installed_cli_runs_public_tests_without_solutions(python, tmp_path):

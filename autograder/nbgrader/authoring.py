@@ -106,7 +106,7 @@ Your notebook is graded on a GPU.
 
 On a GPU, a barrier that never opens is a deadlock. The public test runs your barrier in a
 separate process with a time limit, as the autograder does: it reports a deadlock as a timeout,
-and your notebook goes on. A launch of your own in a cell of yours would hang that cell: an
+and the cell does not hang. A launch of your own in a cell of yours would hang that cell: an
 interrupt cannot stop a running GPU kernel; restart the notebook's kernel (Kernel → Restart).
 """
 
@@ -157,7 +157,7 @@ PUBLIC_TESTS_MD = {
 
 The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
 it launches your kernel on {cases}, in a separate process with a time limit (a kernel that never
-ends is reported as a timeout, and your notebook goes on), and prints for each size whether the
+ends is reported as a timeout, and the cell does not hang), and prints for each size whether the
 result is correct, or the first wrong element. It also prints the concept test, read off your
 kernel compiled for a GPU, and what the diagnostics found (barriers some threads never reach,
 shared-memory races, accesses out of bounds). These sizes are graded too: the autograder runs
@@ -168,7 +168,7 @@ them again, on fresh random inputs, with the hidden ones.
 
 The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
 it calls your device function from a kernel of its own, on {cases}, in a separate process with a
-time limit (a barrier that never opens is reported as a timeout, and your notebook goes on), and
+time limit (a barrier that never opens is reported as a timeout, and the cell does not hang), and
 prints whether the result is correct, or the first wrong element, and the concept test, read off
 your code compiled for a GPU. {these} graded too: the autograder runs {them} again, on fresh
 random inputs, with the hidden ones.
@@ -189,6 +189,13 @@ PUBLIC_CELL = """
 from autograder.nbgrader.public import run_public_tests
 
 run_public_tests("{exercise}")
+"""
+
+#: Appended to every public-test text: what a failure does (``autograder.nbgrader.public``).
+PUBLIC_FAILS = """
+When a public test{concept} fails, the cell ends with an error under its report
+(`AssertionError: 1 of {n} public tests failed: see the report`), and nbgrader's **Validate**
+button says your notebook fails. A test skipped because it needs a GPU is not a failure.
 """
 
 #: Appended to the public-test text of an exercise that needs a GPU.
@@ -341,12 +348,15 @@ def _cases_words(ex: Exercise) -> str:
 
 
 def _public_md(ex: Exercise) -> str:
-    """The text before the public-test cell: what it runs, and that those cases count too."""
+    """The text before the public-test cell: what it runs, that those cases count too, and that
+    a failure ends the cell with an error."""
     single = len(_public(ex)) == 1
     text = PUBLIC_TESTS_MD[_shape(ex)].format(
         cases=_cases_words(ex), these="This case is" if single else "These cases are",
         them="it" if single else "them")
-    return text + PUBLIC_NEEDS_GPU if ex.needs_gpu else text
+    fails = PUBLIC_FAILS.format(concept=" or the concept test" if ex.concept else "",
+                                n=len(_public(ex)))
+    return text + fails + (PUBLIC_NEEDS_GPU if ex.needs_gpu else "")
 
 
 def _your_code_md(ex: Exercise) -> str:

@@ -113,7 +113,9 @@ Assignments: {assignments}
 
 1. Release: `nbgrader generate_assignment ASSIGNMENT` turns `source/ASSIGNMENT/` into
    `release/ASSIGNMENT/`: solution code replaced by `raise NotImplementedError()`, read-only
-   cells locked by checksums. Hand out the release notebooks.
+   cells locked by checksums. Hand out the release notebooks. `nbgrader validate NOTEBOOK` (the
+   students' Validate button) fails a notebook whose public-test cell raises: a public test or
+   the concept test failed (the untouched release notebook fails; the solution passes).
 2. Collect: put each student's notebook at `submitted/STUDENT/ASSIGNMENT/NOTEBOOK.ipynb`
    (or `nbgrader collect ASSIGNMENT` with an exchange, or `nbgrader zip_collect`).
 3. Grade: `nbgrader autograde ASSIGNMENT`. {mode_text} Each notebook's code cells (test cells

@@ -17,6 +17,15 @@ as a timeout and the cell returns; the notebook's own kernel never launches the 
 The cell gives no grade (0 points): the stored grades come from the hidden tests
 (:mod:`autograder.nbgrader.preprocessor`).
 
+After its report the cell raises an ``AssertionError`` with a one-line summary when a public case
+or the concept test failed, raised an error or timed out (:func:`failures`), as nbgrader's own
+test cells do: ``nbgrader validate`` and the Validate button then report the cell as failed (a
+grade cell worth 0 points fails validation when it shows an error), and Jupyter marks it with the
+error under the report. A skipped test (it needs a GPU) and a grader that cannot run here (a
+setup fault, printed as one line) are not the student's failure: the cell ends without an error.
+``nbgrader autograde`` is not affected: by default it never runs the notebook, and with
+``--run-notebooks`` nbgrader's ``Execute`` records the error and runs the remaining cells.
+
 What the output never shows: hidden cases (their sizes or labels), points, the secret seed and
 the timing test (which needs the instructor's solution and a GPU). A public run needs no
 instructor solution, so it works from a student's ``pip install``: kernel exercises compare
@@ -37,7 +46,7 @@ from typing import Sequence
 
 from .. import exercises
 from ..errors import GraderSetupError
-from ..results import ExerciseResult, Kind, Status
+from ..results import ExerciseResult, Kind, Status, TestResult
 from ..sandbox import Limits
 from .cellreport import where
 from .cells import DEVICE_ENV, executed_cells, executed_notebook
@@ -156,16 +165,39 @@ def _summary(public: list, concept: list) -> str:
     return summary + " The hidden tests run when your notebook is graded."
 
 
+def failures(result: ExerciseResult) -> list[TestResult]:
+    """The public cases and the concept test of a :func:`public_result` that failed, raised an
+    error or timed out, in report order. Empty when everything that ran passed: skipped tests
+    (they need a GPU) and the diagnostics (a finding fails the concept test) are not listed."""
+    return [t for t in result.tests if t.kind in (Kind.CORRECTNESS, Kind.CONCEPT)
+            and t.status not in (Status.PASSED, Status.SKIPPED)]
+
+
+def failure_summary(result: ExerciseResult) -> str:
+    """The one line the public-test cell raises when :func:`failures` is not empty, short enough
+    for ``nbgrader validate``'s 90 columns: ``"1 of 2 public tests and the concept test failed:
+    see the report"`` (skipped cases are not counted)."""
+    failed = failures(result)
+    ran = sum(t.kind is Kind.CORRECTNESS and t.status is not Status.SKIPPED for t in result.tests)
+    public = sum(t.kind is Kind.CORRECTNESS for t in failed)
+    what = ([f"{public} of {ran} public tests"] if public else []) + (
+        ["the concept test"] if any(t.kind is Kind.CONCEPT for t in failed) else [])
+    return f"{' and '.join(what)} failed: see the report"
+
+
 def run_public_tests(exercise: str, device: str | None = None,
                      cells: Sequence[str] | None = None, limits: Limits | None = None) -> None:
-    """Run the public tests of ``exercise`` on the code this notebook ran and print the report.
+    """Run the public tests of ``exercise`` on the code this notebook ran, print the report, and
+    raise ``AssertionError`` (:func:`failure_summary`, one line) after it when a public case or
+    the concept test did not pass (:func:`failures`), so ``nbgrader validate`` fails.
 
     Arguments as for :func:`public_result`. Prints to standard output only (warnings of the
     grading machinery included) and returns None, so the public-test cell has no value: nbgrader
     reads a graded cell's number as its points. A few seconds on the simulator or a GPU; a kernel
-    that never ends costs at most the case time limit (:data:`PUBLIC_LIMITS`). A fault of the
-    grader's setup (:class:`autograder.errors.GraderSetupError`) is printed as one line, not
-    raised; other errors are raised as for :func:`public_result`.
+    that never ends costs at most the case time limit (:data:`PUBLIC_LIMITS`). Skipped tests (no
+    GPU) raise nothing. A fault of the grader's setup
+    (:class:`autograder.errors.GraderSetupError`) is printed as one line, not raised; other
+    errors are raised as for :func:`public_result`.
     """
     out = sys.stdout
     with warnings.catch_warnings(), contextlib.redirect_stderr(out):
@@ -176,3 +208,6 @@ def run_public_tests(exercise: str, device: str | None = None,
             print(f"The public tests of {exercise} cannot run here: {exc}", file=out)
             return
     print(report(result), file=out)
+    out.flush()
+    if failures(result):
+        raise AssertionError(failure_summary(result))

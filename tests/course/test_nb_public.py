@@ -110,9 +110,11 @@ def test_the_solution_passes_its_public_tests(exercise, capsys):
 def test_a_mutant_fails_with_its_message_and_no_hidden_case_shows(exercise, capsys):
     ex = exercises.get(exercise)
     mutant, words = MUTANTS[exercise]
-    run_public_tests(exercise, device=TEST_DEVICE,
-                     cells=code(f"autograder/exercises/{exercise}/mutants/{mutant}"))
-    out = capsys.readouterr().out
+    with pytest.raises(AssertionError, match=r"^\d+ of \d+ public tests (and the concept test )?"
+                                             r"failed: see the report$"):
+        run_public_tests(exercise, device=TEST_DEVICE,
+                         cells=code(f"autograder/exercises/{exercise}/mutants/{mutant}"))
+    out = capsys.readouterr().out  # the report is printed before the error
     assert "[FAILED] " in out and words in out, out
     assert re.search(r"\b\d+ of \d+ public tests passed\. Fix the failing ones first", out), out
     assert_nothing_hidden(ex, out)
@@ -130,7 +132,7 @@ def test_a_spinning_kernel_is_a_timeout_and_the_call_returns(capsys):
 
 def test_an_exercise_that_needs_a_gpu_says_it_is_skipped_on_the_simulator(capsys):
     ex = exercises.get("grid_barrier")
-    run_public_tests("grid_barrier", device="sim", cells=solution(ex.name))
+    run_public_tests("grid_barrier", device="sim", cells=solution(ex.name))  # skipped: no error
     out = capsys.readouterr().out
     assert "[skipped] " in out and "needs a GPU" in out, out
     assert "The public tests need a GPU, so they were skipped here" in out
@@ -193,7 +195,8 @@ def test_notebook_with_the_solution_passes_its_public_tests(tmp_path):
 
 
 def test_a_spinning_kernel_does_not_block_the_notebook(tmp_path):
-    """The public test reports the timeout and returns; the next cells of the notebook run."""
+    """The public test reports the timeout, then raises it as a failure (nbgrader validate
+    fails); the next cells of the notebook run (nbgrader and nbclient go on after an error)."""
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(SETUP),
         nbformat.v4.new_code_cell(SPIN),
@@ -205,7 +208,8 @@ def test_a_spinning_kernel_does_not_block_the_notebook(tmp_path):
         nbformat.v4.new_code_cell("print('the notebook goes on')"),
     ])
     nb = execute(nb, tmp_path, timeout=180)
-    assert errors(nb) == []
+    assert errors(nb) == [
+        "AssertionError: 2 of 2 public tests and the concept test failed: see the report"]
     out = stdout(nb.cells[2])
     assert "[TIMEOUT] width 16: the kernel did not finish in time" in out, out
     assert stdout(nb.cells[3]) == "the notebook goes on\n"

@@ -62,12 +62,15 @@ def test_release_notebook_with_the_solution_runs_top_to_bottom(released_course, 
 @pytest.mark.skipif(TEST_DEVICE != "sim", reason="a skeleton's raise inside a kernel shows only "
                                                  "on the simulator")
 def test_skeleton_fails_in_the_public_tests_with_not_implemented(released_course, tmp_path):
-    """The skeleton's kernel raises in the grader's child: the public test reports it, and the
-    notebook itself raises nothing (no traceback for the student)."""
+    """The skeleton's kernel raises in the grader's child: the public test reports it, then the
+    public-test cell raises a one-line AssertionError (nbgrader validate fails the skeleton); no
+    other cell raises."""
     release = nbb.read(released_course / "release" / "01_tiled_matmul" / "tiled_matmul.ipynb")
     nb = execute(release, tmp_path)
-    assert errors(nb) == []
     (public,) = [c for c in nbb.cells_with(nb, grade=True) if "run_public_tests" in c.source]
+    assert errors(nb) == [
+        "AssertionError: 2 of 2 public tests and the concept test failed: see the report"]
+    assert [o.output_type for o in public.outputs] == ["stream", "error"]  # report, then error
     out = stdout(public)
     assert out.count("your kernel raised NotImplementedError") == 2, out
     assert "[ERROR] width 16: cell " in out and "0 of 2 public tests passed" in out, out
