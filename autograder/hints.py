@@ -377,7 +377,7 @@ def _loop_bound_hints(ptx: str, source, filename: str | None,
         if line not in kept:
             continue
         out.append(Hint("runtime_loop_bound", line, (
-            f"{_where(source, line)}: this loop's bound ({bound}) comes from cuda.blockDim, "
+            f"{_where(source, line)}: this loop's bound (`{bound}`) depends on cuda.blockDim, "
             f"known only when the kernel runs, so the compiler keeps it as a loop with a test "
             f"and a branch each step (the PTX has a branch back to this line) instead of "
             f"unrolling it. The block size is {names}, a constant: compute the bound from "

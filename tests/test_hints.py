@@ -372,3 +372,29 @@ def test_every_hint_says_whether_it_was_measured_or_inferred(ptx, report):
             assert h.text.endswith(")") and f"({h.basis}: " in h.text, h.text
     assert {"float64", "uncoalesced", "uncoalesced_store", "bank_conflict", "divergence",
             "runtime_loop_bound", "occupancy_shared", "few_blocks"} <= seen
+
+
+# -- on a GPU: the issue's cases through a whole grading ----------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, path, cause", [
+    ("block_sum", HINTS / "block_sum_blockdim.py", "cuda.blockDim"),
+    ("tiled_matmul", HINTS.parents[2] / "autograder" / "exercises" / "tiled_matmul" / "mutants"
+     / "naive.py", "from global memory"),
+], ids=["blockdim-bound reduction", "naive matmul"])
+def test_on_a_gpu_lost_timing_points_name_the_issue_s_causes(name, path, cause):
+    """KERNELGRADE_TEST_DEVICE=gpu: the hint is in the hints test, and a timing test that
+    loses points names it (the reduction may keep full points once the reference is fair)."""
+    from conftest import grade_file
+
+    from autograder.grader import gpu_available
+
+    if os.environ.get("KERNELGRADE_TEST_DEVICE") != "gpu" or not gpu_available():
+        pytest.skip("needs a CUDA GPU (KERNELGRADE_TEST_DEVICE=gpu)")
+    result = grade_file(path, name)
+    found = next(t for t in result.tests if t.name == hints.NAME)
+    assert cause in found.message, found.message
+    timing = next(t for t in result.tests if t.kind is Kind.TIMING)
+    assert "no likely cause" not in timing.message
+    if timing.points < timing.max_points and (timing.details or {}).get("timing"):
+        assert "likeliest cause: " in timing.message and cause in timing.message, timing.message
