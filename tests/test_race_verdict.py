@@ -184,3 +184,28 @@ def test_on_a_gpu_a_racy_kernel_gets_one_verdict_beside_other_gradings(name, pat
                       if t.kind is Kind.CORRECTNESS) for r in results}
     assert len(verdicts) == 1 and len({r.score for r in results}) == 1
     assert all(s is Status.FAILED for _, s, _ in next(iter(verdicts)))
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+def test_on_a_gpu_the_instrumented_run_happens_with_the_sanitizer_on_or_off(monkeypatch,
+                                                                            tmp_path, sanitize):
+    """The race rule reads the instrumented run, so --no-sanitize must not turn it off: the
+    GPU path starts it (a simulator child, phase ``instrument``) either way. No GPU: the
+    children are fakes."""
+    from autograder import children
+    from autograder.sandbox import Limits
+
+    started = []
+
+    def fake_run_child(request, backend, limits, work, **kw):
+        started.append((backend, tuple(request["phases"]), bool(kw.get("wrapper"))))
+        return ChildRun(records=[({"type": "hello"}, {})])
+
+    monkeypatch.setattr(children, "run_child", fake_run_child)
+    ex = exercises.get("transpose")
+    source = load_source(EXERCISES / "transpose" / "mutants" / "missing_barrier.py")
+    (tmp_path / "submission.py").write_text(source.text)
+    kids = children.run_all(ex, source, "gpu", plan.make_cases(ex, 1), Limits(), tmp_path, 1,
+                            sanitize)
+    assert ("sim", ("instrument",), False) in started
+    assert kids.instrumented is not None
