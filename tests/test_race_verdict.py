@@ -209,3 +209,15 @@ def test_on_a_gpu_the_instrumented_run_happens_with_the_sanitizer_on_or_off(monk
                             sanitize)
     assert ("sim", ("instrument",), False) in started
     assert kids.instrumented is not None
+
+
+def test_the_class_view_counts_a_race_decided_grading_as_a_race():
+    from autograder.report import class_view
+    from autograder.results import ExerciseResult
+
+    tests = _tests(SCHEDULES[1])
+    apply_race_verdict(exercises.get("tiled_matmul"), Source("\n" * 40, "x.py"), tests,
+                       {**CLEAN, "races": [RACE]})
+    cats = class_view.categories(ExerciseResult("tiled_matmul", "x.py", "sim", tests))
+    assert "race or divergent barrier: every correctness case counted as failed" in cats
+    assert "wrong values in the output" not in cats
