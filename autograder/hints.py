@@ -334,7 +334,9 @@ def ptx_loop_lines(ptx: str, filename: str | None = None) -> set[int]:
 def runtime_bound_loops(text: str) -> list[tuple[int, str]]:
     """(line, the bound's source) of each ``for``/``while`` loop of a ``@cuda.jit`` function in
     ``text`` whose bound reads ``cuda.blockDim``, directly or through a variable assigned from
-    it (``stride = cuda.blockDim.x // 2`` then ``while stride > 0``). Empty for unparsable
+    it (``stride = cuda.blockDim.x // 2`` then ``while stride > 0``): a ``while`` test, a
+    ``range``'s start or stop (not its step: ``range(tid, n, cuda.blockDim.x)`` strides by
+    blocks, as the instructor's loops do), any other ``for``'s iterable. Empty for unparsable
     text."""
     import ast
 
@@ -361,7 +363,10 @@ def runtime_bound_loops(text: str) -> list[tuple[int, str]]:
         for n in ast.walk(fn):
             bound = n.iter if isinstance(n, ast.For) else n.test if isinstance(n, ast.While) \
                 else None
-            if bound is not None and reads_blockdim(bound, tainted):
+            parts = [bound] if bound is not None else []
+            if isinstance(bound, ast.Call) and ast.unparse(bound.func) == "range":
+                parts = bound.args[:2]   # start and stop: a block-stride step is no bound
+            if any(reads_blockdim(part, tainted) for part in parts):
                 found.append((n.lineno, ast.unparse(bound)))
     return sorted(found)
 

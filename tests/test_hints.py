@@ -195,6 +195,10 @@ def test_runtime_bound_loops_follow_variables_assigned_from_blockdim():
             "    half = n // 2\n    for i in range(half):\n        pass\n"
             "    for j in range(8):\n        pass\n    while half > 0:\n        half //= 2\n")
     assert hints.runtime_bound_loops(text) == [(6, "range(half)"), (10, "half > 0")]
+    strided = ("@cuda.jit\ndef k(x):\n    for i in range(cuda.threadIdx.x, x.size, "
+               "cuda.blockDim.x):\n        pass\n    for j in range(cuda.blockDim.x // 2, 0, -1):"
+               "\n        pass\n")
+    assert hints.runtime_bound_loops(strided) == [(5, "range(cuda.blockDim.x // 2, 0, -1)")]
     assert hints.runtime_bound_loops("def (") == []
 
 
