@@ -168,7 +168,7 @@ def test_a_racy_kernel_gets_the_same_verdicts_at_two_seeds(graded_twice):
     ("conv1d", EXERCISES / "conv1d" / "mutants" / "missing_barrier.py")],
     ids=[p.stem for _, p in RACY] + ["conv1d-missing_barrier"])
 def test_on_a_gpu_a_racy_kernel_gets_one_verdict_beside_other_gradings(name, path):
-    """KERNELGRADE_TEST_DEVICE=gpu: four gradings of one racy file at one seed, two at a time
+    """KERNELGRADE_TEST_DEVICE=gpu: five gradings of one racy file at one seed, four two at a time
     (each one's GPU work beside the other's), sanitizer on and off: the same correctness
     verdicts and score every time (issue 22: 10, 20 and 25 points in one class)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -177,9 +177,10 @@ def test_on_a_gpu_a_racy_kernel_gets_one_verdict_beside_other_gradings(name, pat
 
     if TEST_DEVICE != "gpu" or not gpu_available():
         pytest.skip("needs a CUDA GPU (KERNELGRADE_TEST_DEVICE=gpu)")
+    results = [grade_file(path, name)]  # alone first: its preflight is then remembered
     with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(lambda sanitize: grade_file(path, name, sanitize=sanitize),
-                                [True, False, True, False]))
+        results += list(pool.map(lambda sanitize: grade_file(path, name, sanitize=sanitize),
+                                 [True, False, True, False]))
     verdicts = {tuple((t.name, t.status, t.points) for t in r.tests
                       if t.kind is Kind.CORRECTNESS) for r in results}
     assert len(verdicts) == 1 and len({r.score for r in results}) == 1
