@@ -160,6 +160,20 @@ def _race_problems(source, report, sanitized) -> list[str]:
     return found
 
 
+def scheduling_hazards(source, report) -> list[str]:
+    """The instrumented runs' shared-memory races and divergent barriers (:func:`merged`
+    ``report``; None: no report), as the diagnostics word them: what makes a kernel's outputs
+    depend on the order its threads run. Read off the deterministic instrumented run only,
+    never compute-sanitizer's findings (``--no-sanitize`` turns those off), so the same
+    submission and seed give the same list whatever the GPU's schedule and settings
+    (:func:`autograder.judge_cases.apply_race_verdict`)."""
+    if not isinstance(report, dict):
+        return []
+    report = {k: [e for e in report.get(k) or [] if isinstance(e, dict)]
+              if isinstance(report.get(k), list) else [] for k in ("races", "divergent_barriers")}
+    return _race_problems(source, report, {}) + _barrier_problems(source, report, {})
+
+
 _ACCESS_VERB = {"read": "reads", "write": "writes", "atomic": "updates"}
 
 

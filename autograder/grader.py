@@ -119,7 +119,7 @@ def _grade_source(exercise, source: Source, backend: str, cases: list, limits: L
     report = diagnostics.instrument_report(kids.instrumented)
     result.tests = judge.collect(exercise, source, backend, cases, run, compiled_run, kids.timing,
                                  diagnostics.concept_problems(exercise, source, report,
-                                                              kids.sanitized))
+                                                              kids.sanitized), report)
     if early_failure(source, run) is None:  # an early failure's diagnostics are in collect's
         result.tests += diagnostics.tests(exercise, source, report, kids.sanitized,
                                           judge.instrument_failure(source, kids.instrumented))

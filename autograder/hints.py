@@ -1,10 +1,16 @@
-"""Performance hints: why a correct kernel may be slow, each naming the line it comes from.
+"""Performance hints: why a correct kernel may be slow, each naming the line it comes from and
+saying how it was found: *measured* (counted in the instrumented run) or *inferred* (read off
+the PTX or the source, or computed; its effect on the time is expected, not timed), see
+:data:`BASIS`.
 
 Read off what the grader already has, so no extra run is needed:
 
 - the PTX Numba compiled from the student's source (``.loc`` line info; :mod:`autograder.ptx`):
-  float64 arithmetic and conversions in a float32 kernel (``tmp = 0.``, a ``/`` division) and
-  static shared memory per block;
+  float64 arithmetic and conversions in a float32 kernel (``tmp = 0.``, a ``/`` division),
+  static shared memory per block, and loops the compiler kept (a branch back to the loop's
+  line) whose bound the source takes from ``cuda.blockDim`` where the exercise's block size is
+  a constant (``stride = cuda.blockDim.x // 2`` where ``BLOCK_SIZE // 2`` unrolls:
+  :func:`runtime_bound_loops`, :func:`ptx_loop_lines`);
 - on a GPU, the child's ``device`` record (the driver's device attributes: SMs, per-SM limits
   of threads, blocks, shared memory and registers; :class:`DeviceLimits`) and ``kernel`` record
   (Numba's registers per thread and shared memory per block of the compiled kernel;
@@ -13,14 +19,18 @@ Read off what the grader already has, so no extra run is needed:
   simulator, the per-SM limits come from :data:`SM_LIMITS` by the PTX's compute capability
   (shared memory only: registers need a GPU; the SM count too);
 - the instrumented simulator run (:mod:`autograder.instrument`): shared-memory bank conflicts,
-  divergent warp branches and uncoalesced global loads (32-byte sectors per warp request),
-  by line.
+  divergent warp branches, uncoalesced global loads and stores (32-byte sectors per warp
+  request), by line, and global loads per output element against the instructor's count at the
+  same size and constants (no reuse through shared memory, :func:`reuse_hint`: the exercise's
+  :class:`autograder.exercises.base.Use` count).
 
 :func:`find` returns :class:`Hint` objects, likeliest cause of a timing loss first;
 :func:`apply` adds them to a graded :class:`ExerciseResult`: one ``diagnostic`` test with no
 points (``"diagnostic: performance hints"``, always ``passed``: a hint is advice, not a verdict)
 whose ``details["hints"]`` holds them, and the likeliest cause appended to the message of a
-timing test that lost points. No existing verdict or score changes.
+timing test that lost points. Where no hint has a cause, that message says what was compared
+and that the difference is in the kernel's speed itself (:func:`compared_text`): lost points
+never stand beside "no likely cause found". No existing verdict or score changes.
 """
 
 from __future__ import annotations
@@ -57,9 +67,9 @@ UNCOALESCED_RATIO = 3.0
 UNCOALESCED_MIN_SECTORS = 8.0
 
 # How much of a timing loss each cause usually explains, for ordering (likeliest first).
-_WEIGHT = {"float64": 5.0, "uncoalesced": 4.0, "occupancy_shared": 4.0,
-           "occupancy_registers": 4.0, "bank_conflict": 3.0, "few_blocks": 3.0,
-           "divergence": 2.0}
+_WEIGHT = {"no_reuse": 6.0, "float64": 5.0, "uncoalesced": 4.0, "occupancy_shared": 4.0,
+           "occupancy_registers": 4.0, "uncoalesced_store": 3.5, "runtime_loop_bound": 3.0,
+           "bank_conflict": 3.0, "few_blocks": 3.0, "divergence": 2.0}
 
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
@@ -119,19 +129,50 @@ class KernelFacts:
             return None
 
 
+#: How each kind of hint knows what it says: ``measured`` (counted in the instrumented run:
+#: sectors, bank ways, divergent branches, global loads against the instructor's count) or
+#: ``inferred`` (read off the compiled PTX, the source or the occupancy calculator; its effect
+#: on the time is expected, not measured). The sentence ends every hint's text.
+BASIS = {
+    "float64": ("inferred", "read off the compiled PTX"),
+    "runtime_loop_bound": ("inferred", "read off the source and the compiled PTX"),
+    "occupancy_shared": ("inferred", "computed from the shared memory per block and the SM's "
+                                     "limits"),
+    "occupancy_registers": ("inferred", "computed from the registers per thread and the SM's "
+                                        "limits"),
+    "few_blocks": ("inferred", "computed from the grid and the GPU's SM count"),
+    "no_reuse": ("measured", "global loads counted in the instrumented run, against the "
+                             "instructor's kernel at the same size"),
+    "uncoalesced": ("measured", "sectors counted in the instrumented run"),
+    "uncoalesced_store": ("measured", "sectors counted in the instrumented run"),
+    "bank_conflict": ("measured", "bank conflicts counted in the instrumented run"),
+    "divergence": ("measured", "warp branches counted in the instrumented run"),
+}
+
+
 @dataclass(frozen=True)
 class Hint:
-    """One likely cause of slowness. ``kind``: ``float64``, ``uncoalesced``, ``bank_conflict``,
-    ``divergence``, ``occupancy_shared``, ``occupancy_registers`` or ``few_blocks``; ``line``:
-    the submission's line (None for the whole
-    kernel); ``text``: the student-facing sentence, naming the line; ``weight``: how much of a
-    timing loss it usually explains (larger: likelier); ``also``: other lines the text names."""
+    """One likely cause of slowness. ``kind``: a key of :data:`BASIS` (``float64``,
+    ``runtime_loop_bound``, ``no_reuse``, ``uncoalesced``, ``uncoalesced_store``,
+    ``bank_conflict``, ``divergence``, ``occupancy_shared``, ``occupancy_registers``,
+    ``few_blocks``); ``line``: the submission's line (None for the whole kernel); ``text``: the
+    student-facing sentence, naming the line and ending with how it was found ("(measured:
+    ...)" or "(inferred: ...)"); ``weight``: how much of a timing loss it usually explains
+    (larger: likelier); ``also``: other lines the text names; ``basis``: ``"measured"`` or
+    ``"inferred"`` (:data:`BASIS`)."""
 
     kind: str
     line: int | None
     text: str
     weight: float
     also: tuple[int, ...] = ()  # other lines the text names (shown beside ``line``)
+    basis: str = ""
+
+    def __post_init__(self):
+        basis, how = BASIS.get(self.kind, ("inferred", "read off the kernel"))
+        if not self.basis:
+            object.__setattr__(self, "basis", basis)
+            object.__setattr__(self, "text", f"{self.text} ({basis}: {how})")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -234,25 +275,154 @@ def _divergence_hints(report: dict | None, source) -> list[Hint]:
 def _uncoalesced_hints(report: dict | None, source) -> list[Hint]:
     """(line, array) pairs whose warp load requests move at least :data:`UNCOALESCED_RATIO`
     times the 32-byte sectors their elements need (the instrumented run's
-    ``global_loads["coalescing"]``)."""
+    ``global_loads["coalescing"]``), and likewise for stores (``global_stores["coalescing"]``:
+    a transpose writing its output down a column)."""
     out = []
-    for c in ((report or {}).get("global_loads") or {}).get("coalescing") or []:
-        if "file" in c or not c.get("requests") or not c.get("ideal_sectors"):
-            continue
-        per = c["sectors"] / c["requests"]
-        ratio = c["sectors"] / c["ideal_sectors"]
-        if ratio < UNCOALESCED_RATIO or per < UNCOALESCED_MIN_SECTORS:
-            continue
-        ideal = c["ideal_sectors"] / c["requests"]
-        out.append(Hint("uncoalesced", c.get("line"), (
-            f"{_where(source, c.get('line'))}: the loads of {c['array']} are not coalesced: "
-            f"each warp's load touches {per:.3g} 32-byte sectors of global memory on average, "
-            f"where the elements it reads fit in {ideal:.3g}, so {ratio:.3g}x the traffic. "
-            f"Neighbouring threads (threadIdx.x) should read neighbouring elements: index the "
-            f"last dimension with the x thread index, or stage a tile through shared memory "
-            f"(read along rows, write it back transposed)"),
-            _WEIGHT["uncoalesced"] + min(ratio, 8.0) / 10))
+    for key, kind, verb in (("global_loads", "uncoalesced", "loads"),
+                            ("global_stores", "uncoalesced_store", "stores")):
+        for c in ((report or {}).get(key) or {}).get("coalescing") or []:
+            if "file" in c or not c.get("requests") or not c.get("ideal_sectors"):
+                continue
+            per = c["sectors"] / c["requests"]
+            ratio = c["sectors"] / c["ideal_sectors"]
+            if ratio < UNCOALESCED_RATIO or per < UNCOALESCED_MIN_SECTORS:
+                continue
+            ideal = c["ideal_sectors"] / c["requests"]
+            fix = ("index the last dimension with the x thread index, or stage a tile through "
+                   "shared memory (read along rows, write it back transposed)" if verb == "loads"
+                   else "write the last dimension with the x thread index: stage the values in a "
+                   "shared-memory tile and store it along rows")
+            out.append(Hint(kind, c.get("line"), (
+                f"{_where(source, c.get('line'))}: the {verb} of {c['array']} are not "
+                f"coalesced: each warp's {verb[:-1]} touches {per:.3g} 32-byte sectors of global "
+                f"memory on average, where its elements fit in {ideal:.3g}, so {ratio:.3g}x the "
+                f"traffic. Neighbouring threads (threadIdx.x) should access neighbouring "
+                f"elements: {fix}"),
+                _WEIGHT[kind] + min(ratio, 8.0) / 10))
     return out
+
+
+#: Loops the compiler cannot unroll: a ``for`` / ``while`` whose bound comes from
+#: ``cuda.blockDim`` (known only when the kernel runs) in an exercise whose block size is a
+#: compile-time constant, kept as a loop in the PTX (a branch back to its first line).
+_BRA = re.compile(r"^\s*(?:@!?%p\d+\s+)?bra(?:\.uni)?\s+(\S+?);")
+_LABEL = re.compile(r"^(\$?[\w$]+):")
+
+
+def ptx_loop_lines(ptx: str, filename: str | None = None) -> set[int]:
+    """Source lines of the loops the PTX keeps: the ``.loc`` line of each branch back to a
+    label above it (a loop the compiler unrolled has none). ``filename`` as in
+    :func:`float64_sites`."""
+    files = {m.group(1): m.group(2) for m in map(_FILE.match, ptx.splitlines()) if m}
+    seen_labels, lines, line = set(), set(), 0
+    for text in ptx.splitlines():
+        m = _LOC.match(text)
+        if m:
+            ok = filename is None or files.get(m.group(1), "").endswith(filename)
+            line = int(m.group(2)) if ok else 0
+            continue
+        m = _LABEL.match(text.strip())
+        if m:
+            seen_labels.add(m.group(1))
+            continue
+        m = _BRA.match(text)
+        if m and m.group(1) in seen_labels and line:
+            lines.add(line)
+    return lines
+
+
+def runtime_bound_loops(text: str) -> list[tuple[int, str]]:
+    """(line, the bound's source) of each ``for``/``while`` loop of a ``@cuda.jit`` function in
+    ``text`` whose bound reads ``cuda.blockDim``, directly or through a variable assigned from
+    it (``stride = cuda.blockDim.x // 2`` then ``while stride > 0``): a ``while`` test, a
+    ``range``'s start or stop (not its step: ``range(tid, n, cuda.blockDim.x)`` strides by
+    blocks, as the instructor's loops do), any other ``for``'s iterable. Empty for unparsable
+    text."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+
+    def reads_blockdim(node, tainted) -> bool:
+        return any((isinstance(n, ast.Attribute) and n.attr == "blockDim")
+                   or (isinstance(n, ast.Name) and n.id in tainted) for n in ast.walk(node))
+
+    found = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        if not any("jit" in ast.unparse(d) for d in fn.decorator_list):
+            continue
+        tainted: set[str] = set()
+        for _ in range(3):   # a variable assigned from one assigned from blockDim
+            for n in ast.walk(fn):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value \
+                        is not None and reads_blockdim(n.value, tainted):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    tainted |= {t.id for t in targets if isinstance(t, ast.Name)}
+        for n in ast.walk(fn):
+            bound = n.iter if isinstance(n, ast.For) else n.test if isinstance(n, ast.While) \
+                else None
+            parts = [bound] if bound is not None else []
+            if isinstance(bound, ast.Call) and ast.unparse(bound.func) == "range":
+                parts = bound.args[:2]   # start and stop: a block-stride step is no bound
+            if any(reads_blockdim(part, tainted) for part in parts):
+                found.append((n.lineno, ast.unparse(bound)))
+    return sorted(found)
+
+
+def _loop_bound_hints(ptx: str, source, filename: str | None,
+                      block_constants: tuple[str, ...]) -> list[Hint]:
+    if not block_constants or source is None:
+        return []
+    kept = ptx_loop_lines(ptx, filename)
+    names = " and ".join(block_constants)
+    out = []
+    for line, bound in runtime_bound_loops(source.text):
+        if line not in kept:
+            continue
+        out.append(Hint("runtime_loop_bound", line, (
+            f"{_where(source, line)}: this loop's bound (`{bound}`) depends on cuda.blockDim, "
+            f"known only when the kernel runs, so the compiler keeps it as a loop with a test "
+            f"and a branch each step (the PTX has a branch back to this line) instead of "
+            f"unrolling it. The block size is {names}, a constant: compute the bound from "
+            f"{names} (e.g. `stride = {block_constants[0]} // 2`) and Numba unrolls the loop"),
+            _WEIGHT["runtime_loop_bound"]))
+    return out
+
+
+def reuse_hint(exercise, report: dict | None, source=None) -> Hint | None:
+    """No reuse through shared memory: the kernel loads the exercise's tiled arrays from
+    global memory more than ``Use.load_factor`` times as often per output element as the
+    instructor's kernel does at the same size and constants (the concept's
+    :class:`autograder.exercises.base.Use` count, :mod:`autograder.concept_use`). None when the
+    exercise has no such count or the report lacks it."""
+    from . import concept_use
+
+    use = getattr(getattr(exercise, "concept", None), "use", None)
+    if use is None or use.loads_per_output is None or exercise.diagnose is None \
+            or not isinstance(report, dict) or report.get("out_of_bounds"):
+        return None
+    try:
+        params = concept_use.at(exercise, report)
+        got = concept_use.measured(exercise, report)["loads_per_output"]
+        expected = use.loads_per_output(params)
+    except Exception:  # a count that does not fit: no hint, never a crash
+        return None
+    if got is None or not expected or got <= use.load_factor * expected:
+        return None
+    arrays = " and ".join(use.tiled)
+    line = None
+    for entry in ((report.get("global_loads") or {}).get("by_line") or []):
+        if isinstance(entry, dict) and "file" not in entry and entry.get("loads"):
+            if line is None or entry["loads"] > line[1]:
+                line = (entry.get("line"), entry["loads"])
+    return Hint("no_reuse", line[0] if line else None, (
+        f"{_where(source, line[0] if line else None)}: your kernel reads {arrays} from global "
+        f"memory {got:.1f} times per output element where the instructor's kernel needs about "
+        f"{expected:.1f}: each value is loaded again by every thread that uses it instead of "
+        f"once per block. Load each tile into shared memory once, then compute from the tile"),
+        _WEIGHT["no_reuse"] + min(got / expected, 20.0) / 20)
 
 
 def compute_capability(ptx: str) -> tuple[int, int] | None:
@@ -313,7 +483,8 @@ def _occupancy_hints(shared_bytes: int, threads: int, grid_blocks: int | None,
 def find(ptx: str | None, report: dict | None, source=None, filename: str | None = None,
          device: str = "sim", threads_per_block: int | None = None,
          grid_blocks: int | None = None, limits: DeviceLimits | None = None,
-         kernel: KernelFacts | None = None) -> tuple[list[Hint], list[str]]:
+         kernel: KernelFacts | None = None,
+         block_constants: tuple[str, ...] = ()) -> tuple[list[Hint], list[str]]:
     """Hints for one kernel, likeliest first, and what could not be checked (sentences).
 
     ``ptx``: the PTX of the student's kernel (None: not compiled); ``report``: the instrumented
@@ -322,14 +493,18 @@ def find(ptx: str | None, report: dict | None, source=None, filename: str | None
     ``"sim"`` or ``"gpu:<name>"``; ``threads_per_block`` and ``grid_blocks``: of the timed
     launch (None: unknown); ``limits``: the GPU's (:meth:`DeviceLimits.from_record`; None: the
     fallback table by the PTX's compute capability, without SM count); ``kernel``: Numba's
-    register and shared-memory counts (None: the PTX's shared memory, registers unknown)."""
+    register and shared-memory counts (None: the PTX's shared memory, registers unknown);
+    ``block_constants``: the constants the exercise's block size is made of (``BLOCK_SIZE``):
+    a loop bounded by ``cuda.blockDim`` could use them and be unrolled."""
     hints: list[Hint] = []
     missing = list(UNAVAILABLE)
     on_gpu = device.startswith("gpu")
     if ptx:
         hints += _float64_hints(ptx, source, filename)
+        hints += _loop_bound_hints(ptx, source, filename, block_constants)
     else:
-        missing.append("float64 arithmetic: the kernel's PTX is not available")
+        missing.append("float64 arithmetic and loop unrolling: the kernel's PTX is not "
+                       "available")
     cc = compute_capability(ptx) if ptx else None
     limits = limits or DeviceLimits.from_cc(cc)
     shared = kernel.shared_bytes if kernel else None
@@ -355,8 +530,8 @@ def find(ptx: str | None, report: dict | None, source=None, filename: str | None
         hints += (_uncoalesced_hints(report, source) + _bank_hints(report, source)
                   + _divergence_hints(report, source))
     else:
-        missing.append("uncoalesced loads, bank conflicts and divergent branches: no "
-                       "instrumented run")
+        missing.append("uncoalesced loads and stores, bank conflicts, divergent branches and "
+                       "global loads per output element: no instrumented run")
     hints.sort(key=lambda h: (-h.weight, h.line or 0))
     return hints, missing
 
@@ -376,30 +551,76 @@ def _launch_size(exercise, consts: dict) -> tuple[int | None, int | None]:
         return None, None
 
 
+def _block_constants(exercise, consts: dict) -> tuple[str, ...]:
+    """The submission's constants that the exercise's block size is written with
+    (``("BLOCK_SIZE",)``, ``("TILE_DIM", "BLOCK_ROWS")``), in the contract's order."""
+    import ast
+
+    names: list[str] = []
+    for expr in getattr(exercise.contract, "block", ()) or ():
+        try:
+            found = [n.id for n in ast.walk(ast.parse(str(expr), mode="eval"))
+                     if isinstance(n, ast.Name)]
+        except SyntaxError:
+            continue
+        names += [n for n in found if n in consts and n not in names]
+    return tuple(names)
+
+
+#: What :func:`find` and :func:`reuse_hint` compare, by what they need: named in the timing
+#: test's message when none of them found a cause (:func:`compared_text`).
+_COMPARED_PTX = "float64 instructions and loops left un-unrolled in the compiled PTX"
+_COMPARED_RUN = ("global loads per output element against the instructor's kernel, coalescing "
+                 "of global loads and stores, shared-memory bank conflicts and divergent warp "
+                 "branches in the instrumented run")
+_COMPARED_OCC = "occupancy (shared memory, registers and blocks per SM)"
+
+
+def compared_text(ptx: str | None, report: dict | None, missing: list[str]) -> str:
+    """The timing test's words when no hint found a cause for its lost points: what was
+    compared, and that the difference is in the kernel's speed itself."""
+    checked = ([_COMPARED_PTX] if ptx else []) + ([_COMPARED_RUN] if report is not None else [])
+    if not any(m.startswith("occupancy") for m in missing):
+        checked.append(_COMPARED_OCC)
+    what = "; ".join(checked) if checked else "nothing (no PTX and no instrumented run came back)"
+    return ("; none of the causes the grader looks for shows in your kernel (it compared: "
+            f"{what}), so the difference is in your kernel's speed itself: the same work takes "
+            "longer in the way your code does it. Compare your loop structure and memory "
+            "accesses with the pattern the exercise teaches")
+
+
 def apply(result: ExerciseResult, exercise, source, ptx: str | None, report: dict | None,
           consts: dict | None, filename: str = "submission.py", device: dict | None = None,
           kernel: dict | None = None) -> None:
     """Add the hints test to ``result`` and name the likeliest cause in the message of a timing
-    test that lost points. ``consts``: the submission's constants (``TILE_WIDTH``, ...) for the
-    timed launch's size; ``filename``: what the PTX's ``.file`` paths end with (the grader
-    compiles a scratch ``submission.py``); ``device`` and ``kernel``: the GPU child's
-    ``device`` and ``kernel`` records (None on the simulator). Does nothing for an exercise
-    without a kernel."""
+    test that lost points; where no hint has one, that message says what was compared and
+    that the difference is in the kernel's speed (:func:`compared_text`), never that no cause
+    was found. ``consts``: the submission's constants (``TILE_WIDTH``, ...) for the timed
+    launch's size and the block's constants; ``filename``: what the PTX's ``.file`` paths end
+    with (the grader compiles a scratch ``submission.py``); ``device`` and ``kernel``: the GPU
+    child's ``device`` and ``kernel`` records (None on the simulator). Does nothing for an
+    exercise without a kernel."""
     if not exercise.contract.kernel or exercise.contract.functions:
         return
     threads, blocks = _launch_size(exercise, consts or {})
     hints, missing = find(ptx, report, source, filename, result.device, threads, blocks,
-                          DeviceLimits.from_record(device), KernelFacts.from_record(kernel))
+                          DeviceLimits.from_record(device), KernelFacts.from_record(kernel),
+                          _block_constants(exercise, consts or {}))
+    reuse = reuse_hint(exercise, report, source)
+    if reuse is not None:
+        hints.append(reuse)
+        hints.sort(key=lambda h: (-h.weight, h.line or 0))
     if hints:
         message = f"{len(hints)} hint(s), no points: " + "; ".join(h.text for h in hints[:4])
     else:
-        message = ("nothing to report: no float64 arithmetic, uncoalesced loads, bank "
-                   "conflicts, divergent warps or low occupancy found")
+        message = ("nothing to report: no float64 arithmetic, loop bounds known only at run "
+                   "time, missing reuse, uncoalesced loads or stores, bank conflicts, "
+                   "divergent warps or low occupancy found")
     result.tests.append(TestResult(NAME, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0.0, 0.0,
                                    message, {"hints": [h.to_dict() for h in hints],
                                              "unavailable": missing}))
     for t in result.tests:
         if t.kind is Kind.TIMING and t.status in (Status.PASSED, Status.FAILED) \
                 and t.points < t.max_points and (t.details or {}).get("timing"):
-            t.message += ("; likeliest cause: " + hints[0].text) if hints else (
-                "; no likely cause found in the PTX or the instrumented run")
+            t.message += ("; likeliest cause: " + hints[0].text) if hints else \
+                compared_text(ptx, report, missing)

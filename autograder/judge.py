@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from . import ptx
 from .exercises.base import Exercise
-from .judge_cases import (TIMING_NAME, all_tests, case_errors, case_outputs, concept_name,
-                          early_failure, judge_case, once, where)
+from .judge_cases import (TIMING_NAME, all_tests, apply_race_verdict, case_errors, case_outputs,
+                          concept_name, early_failure, judge_case, once, where)
 from .protocol import (CaseResult, Compiled, Error, Hello, Imported, ProtocolError,
                        TimingSamples, received)
 from .results import Kind, Status, TestResult
@@ -21,11 +21,14 @@ TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
 
 
 def collect(exercise: Exercise, source: Source, backend: str, cases, run, compiled_run,
-            timing_run, findings: list[str]) -> list[TestResult]:
+            timing_run, findings: list[str], report: dict | None = None) -> list[TestResult]:
     """The correctness, concept and timing tests of one grading. ``run``: the child that ran
     the ``cases`` (:class:`autograder.plan.PlannedCase`); ``compiled_run``: the one whose PTX
     the concept test reads; ``timing_run``: the timing's part of the graded child (None: it did
-    not measure); ``findings``: the diagnostics' problems that fail the concept test."""
+    not measure); ``findings``: the diagnostics' problems that fail the concept test;
+    ``report``: the instrumented runs' merged report (None: none), whose races and divergent
+    barriers decide every correctness case (:func:`autograder.judge_cases.apply_race_verdict`)
+    before the timing test is judged."""
     early = early_failure(source, run)
     if early is not None:
         return once(all_tests(exercise, *early), "not run (see above)")
@@ -47,6 +50,8 @@ def collect(exercise: Exercise, source: Source, backend: str, cases, run, compil
             correct_everywhere = False
         tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,
                                 spec.points, msg, details[0] if details else None))
+    if apply_race_verdict(exercise, source, tests, report):
+        correct_everywhere = False
     if exercise.concept:
         tests.append(judge_concept(exercise, source, compiled_run, findings))
     if exercise.timing:

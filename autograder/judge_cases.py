@@ -181,6 +181,60 @@ def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dic
     return Status.PASSED, spec.points, "correct"
 
 
+#: What the first case decided by a race says after the race (:func:`apply_race_verdict`);
+#: the other cases point to it with :data:`RACE_SEE_FIRST`.
+RACE_RULE = ("On a GPU the outputs of such a kernel depend on the order its threads happen to "
+             "run, so they can be right in one run and wrong in the next: every correctness "
+             "case of a kernel with a shared-memory race or a barrier not every thread reaches "
+             "counts as failed, whatever its outputs were, so the grade never depends on that "
+             "order. Fix it (the diagnostic tests name each one) and the cases are judged on "
+             "their outputs again")
+RACE_SEE_FIRST = ("counted as failed: the kernel has a shared-memory race or a barrier that not "
+                  "every thread reaches, so its outputs depend on the order its threads run "
+                  "(see {})")
+
+
+def apply_race_verdict(exercise: Exercise, source: Source, tests: list[TestResult],
+                       report: dict | None) -> bool:
+    """The deterministic verdict for a kernel whose outputs depend on scheduling.
+
+    A kernel with a shared-memory race or a barrier that not every live thread reaches (a
+    ``cuda.syncthreads()`` missing between a write and another thread's read, inside a branch,
+    after an early return) gives outputs that depend on the order its threads run: on a GPU the
+    same file got 10, 20 and 25 points in one class (issue 22). Outputs cannot decide such a
+    kernel, however often it is launched: a race that shows one launch in ten passes three
+    launches seven times in ten. So the decision rests on the instrumented simulator run
+    (:mod:`autograder.instrument`), which finds hazards from the set of accesses between two
+    barriers, in a fixed thread order, never from the values a run happened to see: the same
+    source, constants and diagnose sizes always give the same findings, on either backend, with
+    compute-sanitizer on or off (its findings stay diagnostics and never decide a case).
+
+    When ``report`` (:func:`autograder.diagnostics.instrument_report`) holds such a finding,
+    every correctness case of the kernel exercise becomes ``failed`` with no points (``tests``
+    changed in place; ``details``: ``{"decided_by": "race", "observed": <the status its outputs
+    got>}``, for the instructor): the first public case's message names the first finding and
+    the rule, the others point to that case (:data:`RACE_SEE_FIRST`); cases the simulator could
+    not run are decided too, as the verdict does not depend on running them. The timing test
+    then gives nothing, as for any kernel that fails a case. Returns True when it decided.
+    Without a report (no ``Diagnose``, a function exercise, an instrumented run that failed),
+    nothing changes and the outputs decide as before."""
+    if exercise.diagnose is None or exercise.contract.functions or not isinstance(report, dict):
+        return False
+    hazards = diagnostics.scheduling_hazards(source, report)
+    if not hazards:
+        return False
+    more = f" (and {len(hazards) - 1} more)" if len(hazards) > 1 else ""
+    cases = [i for i, t in enumerate(tests) if t.kind is Kind.CORRECTNESS]
+    first = next((i for i in cases if tests[i].visibility == "public"), cases[0] if cases else None)
+    for i in cases:
+        t = tests[i]
+        message = (f"counted as failed: {hazards[0]}{more}. {RACE_RULE}" if i == first else
+                   RACE_SEE_FIRST.format(tests[first].name))
+        tests[i] = TestResult(t.name, t.kind, t.visibility, Status.FAILED, 0.0, t.max_points,
+                              message, {"decided_by": "race", "observed": t.status.value})
+    return True
+
+
 def judge_value(params: dict, got, expected, points: float, source: str = "expected") -> tuple:
     """A function exercise's case: exact for ints, relative 1e-9 for floats."""
     call = f"{params['call']}({', '.join(f'{k}={v}' for k, v in params['args'].items())})"

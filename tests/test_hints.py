@@ -22,7 +22,7 @@ from autograder.timing import ratio_stats, timing_details
 HINTS = Path(__file__).resolve().parent / "files" / "hints"
 KERNELS = ["f64_accumulator", "f32_accumulator", "column_tile", "padded_tile",
            "interleaved_sum", "sequential_sum", "big_shared", "small_shared", "strided_read",
-           "coalesced_read"]
+           "coalesced_read", "blockdim_sum", "naive_matmul"]
 
 # An H200 as its driver reports it (harness.device_facts), and the simulator's fallback.
 H200 = hints.DeviceLimits(max_threads_per_sm=2048, max_blocks_per_sm=32,
@@ -157,6 +157,64 @@ def test_coalesced_read_has_no_uncoalesced_hint(ptx, report):
     assert [(c["array"], c["sectors"] / c["requests"]) for c in coal] == [("a", 4.0)]
 
 
+def test_a_column_write_is_an_uncoalesced_store(ptx, report):
+    """coalesced_read reads A along rows and writes B down a column: its stores move 32
+    sectors per warp where 4 hold the elements; strided_read writes along rows."""
+    found = [h for h in _kinds("coalesced_read", ptx, report) if h.kind == "uncoalesced_store"]
+    assert [h.line for h in found] == [_line_of("coalesced_read", "b[col, row] = a[row, col]")]
+    assert "the stores of b are not coalesced" in found[0].text
+    assert "32 32-byte sectors" in found[0].text and found[0].basis == "measured"
+    stores = report["coalesced_read"]["global_stores"]["coalescing"]
+    assert [(c["array"], c["sectors"] / c["requests"]) for c in stores] == [("b", 32.0)]
+    assert not [h for h in _kinds("strided_read", ptx, report) if h.kind == "uncoalesced_store"]
+    stores = report["strided_read"]["global_stores"]["coalescing"]
+    assert [(c["array"], c["sectors"] / c["requests"]) for c in stores] == [("b", 4.0)]
+
+
+def test_a_loop_bound_from_blockdim_is_not_unrolled(ptx, report):
+    """The issue's reduction: `stride = cuda.blockDim.x // 2` keeps the loop in the PTX (1.33x
+    on a GPU), `BLOCK_SIZE // 2` unrolls it. Named only where the block size is a constant."""
+    line = _line_of("blockdim_sum", "while stride > 0")
+    assert line in hints.ptx_loop_lines(ptx["blockdim_sum"])
+    assert _line_of("sequential_sum", "while stride > 0") not in \
+        hints.ptx_loop_lines(ptx["sequential_sum"])
+    found = [h for h in _kinds("blockdim_sum", ptx, report, block_constants=("BLOCK_SIZE",))
+             if h.kind == "runtime_loop_bound"]
+    assert [h.line for h in found] == [line]
+    assert "cuda.blockDim" in found[0].text and "BLOCK_SIZE // 2" in found[0].text
+    assert found[0].basis == "inferred" and found[0].text.endswith(
+        "(inferred: read off the source and the compiled PTX)")
+    assert not [h for h in _kinds("sequential_sum", ptx, report, block_constants=("BLOCK_SIZE",))
+                if h.kind == "runtime_loop_bound"]
+    assert not [h for h in _kinds("blockdim_sum", ptx, report)
+                if h.kind == "runtime_loop_bound"]   # no constant to use instead
+
+
+def test_runtime_bound_loops_follow_variables_assigned_from_blockdim():
+    text = ("from numba import cuda\n@cuda.jit\ndef k(x):\n    n = cuda.blockDim.x\n"
+            "    half = n // 2\n    for i in range(half):\n        pass\n"
+            "    for j in range(8):\n        pass\n    while half > 0:\n        half //= 2\n")
+    assert hints.runtime_bound_loops(text) == [(6, "range(half)"), (10, "half > 0")]
+    strided = ("@cuda.jit\ndef k(x):\n    for i in range(cuda.threadIdx.x, x.size, "
+               "cuda.blockDim.x):\n        pass\n    for j in range(cuda.blockDim.x // 2, 0, -1):"
+               "\n        pass\n")
+    assert hints.runtime_bound_loops(strided) == [(5, "range(cuda.blockDim.x // 2, 0, -1)")]
+    assert hints.runtime_bound_loops("def (") == []
+
+
+def test_a_naive_matmul_is_told_it_does_not_reuse_through_shared_memory(ptx, report):
+    from autograder import exercises
+
+    ex = exercises.get("tiled_matmul")
+    rep = {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16}}
+    found = hints.reuse_hint(ex, rep, load_source(HINTS / "naive_matmul.py"))
+    assert found is not None and found.kind == "no_reuse" and found.basis == "measured"
+    assert "74.0 times per output element" in found.text and "about 6.0" in found.text
+    assert found.line == _line_of("naive_matmul", "acc += A[row, k] * B[k, col]")
+    assert hints.reuse_hint(ex, {**rep, "global_loads": {}}) is None
+    assert hints.reuse_hint(exercises.get("block_sum"), rep) is None  # no load count to compare
+
+
 def _occupancy(regs: int, threads: int = 256, shared: int = 0):
     return hints._occupancy_hints(shared, threads, 4096, H200, regs)
 
@@ -205,8 +263,10 @@ def test_device_and_kernel_records_feed_the_hints():
 def test_clean_kernels_report_nothing(ptx, report):
     kw = dict(device="gpu:NVIDIA H200", threads_per_block=128, grid_blocks=4096, limits=H200,
               kernel=hints.KernelFacts(32, 0))
-    for name in ("padded_tile", "sequential_sum", "small_shared", "coalesced_read"):
+    for name in ("padded_tile", "sequential_sum", "small_shared"):
         assert _kinds(name, ptx, report, **kw) == [], name
+    # Reads along rows, writes down a column: its stores are the one cause.
+    assert [h.kind for h in _kinds("coalesced_read", ptx, report, **kw)] == ["uncoalesced_store"]
     # One row per thread: lanes 32 bytes apart, so this one's loads are uncoalesced (8x).
     assert [h.kind for h in _kinds("f32_accumulator", ptx, report, **kw)] == ["uncoalesced"]
 
@@ -253,9 +313,92 @@ def test_a_timing_loss_names_its_likeliest_cause(ptx, report):
 
 def test_full_timing_points_and_a_clean_kernel_say_so(ptx, report):
     result = _timed(1.0, 25.0)
-    hints.apply(result, _Exercise, load_source(HINTS / "coalesced_read.py"),
-                ptx["coalesced_read"], report["coalesced_read"], {"BLOCK": 256},
-                "coalesced_read.py")
+    hints.apply(result, _Exercise, load_source(HINTS / "padded_tile.py"),
+                ptx["padded_tile"], report["padded_tile"], {"BLOCK": 256},
+                "padded_tile.py")
     assert result.tests[0].message == "ratio"
     assert result.tests[-1].message.startswith("nothing to report")
     assert result.score == 25.0
+
+
+def test_lost_timing_points_without_a_found_cause_say_what_was_compared(ptx, report):
+    """Never "no likely cause found": the message names what was compared and that the
+    difference is in the kernel's speed."""
+    result = _timed(1.4, 20.0)
+    hints.apply(result, _Exercise, load_source(HINTS / "padded_tile.py"),
+                ptx["padded_tile"], report["padded_tile"], {"BLOCK": 256}, "padded_tile.py")
+    msg = result.tests[0].message
+    assert "no likely cause" not in msg
+    assert "it compared: float64 instructions" in msg and "instrumented run" in msg
+    assert "the difference is in your kernel's speed itself" in msg
+    bare = _timed(1.4, 20.0)
+    hints.apply(bare, _Exercise, None, None, None, {"BLOCK": 256})
+    assert "nothing (no PTX and no instrumented run came back)" in bare.tests[0].message
+
+
+class _Reduction(_Exercise):
+    class contract:  # noqa: N801
+        kernel, functions = "kernel", ()
+        grid, block = ("ceil(n / BLOCK_SIZE)",), ("BLOCK_SIZE",)
+
+
+def test_the_issue_s_cases_name_their_cause_in_the_timing_message(ptx, report):
+    """The reduction bounded by cuda.blockDim at 1.33x, a naive matmul at 6.2x (issue 22):
+    both read "no likely cause found" before."""
+    result = _timed(1.33, 22.6)
+    hints.apply(result, _Reduction, load_source(HINTS / "blockdim_sum.py"),
+                ptx["blockdim_sum"], report["blockdim_sum"], {"BLOCK_SIZE": 256},
+                "blockdim_sum.py")
+    assert "likeliest cause: line" in result.tests[0].message
+    assert "cuda.blockDim" in result.tests[0].message
+    assert "(inferred: read off the source and the compiled PTX)" in result.tests[0].message
+
+    from autograder import exercises
+
+    ex = exercises.get("tiled_matmul")
+    naive = _timed(6.2, 0.0)
+    hints.apply(naive, ex, load_source(HINTS / "naive_matmul.py"), ptx["naive_matmul"],
+                {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16}}, {"TILE_WIDTH": 16},
+                "naive_matmul.py")
+    assert "likeliest cause: line" in naive.tests[0].message
+    assert "from global memory 74.0 times per output element" in naive.tests[0].message
+    assert naive.tests[-1].details["hints"][0]["basis"] == "measured"
+
+
+def test_every_hint_says_whether_it_was_measured_or_inferred(ptx, report):
+    kw = dict(device="gpu:NVIDIA H200", threads_per_block=128, grid_blocks=8, limits=H200,
+              block_constants=("BLOCK_SIZE",))
+    seen = set()
+    for name in KERNELS:
+        for h in _kinds(name, ptx, report, **kw):
+            seen.add(h.kind)
+            assert h.basis in ("measured", "inferred")
+            assert h.text.endswith(")") and f"({h.basis}: " in h.text, h.text
+    assert {"float64", "uncoalesced", "uncoalesced_store", "bank_conflict", "divergence",
+            "runtime_loop_bound", "occupancy_shared", "few_blocks"} <= seen
+
+
+# -- on a GPU: the issue's cases through a whole grading ----------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, path, cause", [
+    ("block_sum", HINTS / "block_sum_blockdim.py", "cuda.blockDim"),
+    ("tiled_matmul", HINTS.parents[2] / "autograder" / "exercises" / "tiled_matmul" / "mutants"
+     / "naive.py", "from global memory"),
+], ids=["blockdim-bound reduction", "naive matmul"])
+def test_on_a_gpu_lost_timing_points_name_the_issue_s_causes(name, path, cause):
+    """KERNELGRADE_TEST_DEVICE=gpu: the hint is in the hints test, and a timing test that
+    loses points names it (the reduction may keep full points once the reference is fair)."""
+    from conftest import grade_file
+
+    from autograder.grader import gpu_available
+
+    if os.environ.get("KERNELGRADE_TEST_DEVICE") != "gpu" or not gpu_available():
+        pytest.skip("needs a CUDA GPU (KERNELGRADE_TEST_DEVICE=gpu)")
+    result = grade_file(path, name)
+    found = next(t for t in result.tests if t.name == hints.NAME)
+    assert cause in found.message, found.message
+    timing = next(t for t in result.tests if t.kind is Kind.TIMING)
+    assert "no likely cause" not in timing.message
+    if timing.points < timing.max_points and (timing.details or {}).get("timing"):
+        assert "likeliest cause: " in timing.message and cause in timing.message, timing.message

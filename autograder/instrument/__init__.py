@@ -15,7 +15,8 @@ One launch runs on the simulator's kernel API with hooks in place, and comes bac
   tiled); ``global_loads["coalescing"]``: per line and array, the warp load requests, the
   distinct 32-byte sectors they touched (``sectors``; 4 per request for 32 consecutive float32,
   32 down a column), the fewest that hold their elements (``ideal_sectors``) and the 128-byte
-  lines (``lines_128``), see ``loads``;
+  lines (``lines_128``), see ``loads``; ``global_stores["coalescing"]``: the same for plain
+  global stores (a transpose writing its output down a column: 32 sectors per request);
 - ``shared_use``: per shared array, reads, writes and reads of a value another thread wrote; the
   most shared reads by one thread in a block; per ``cuda.syncthreads()`` line, the cross-thread
   dependences it was the first to separate; global elements stored from a shared read (see

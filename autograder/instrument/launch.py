@@ -13,7 +13,7 @@ from .banks import BankConflicts
 from .barriers import DivergentBarriers
 from .dataflow import SharedUse
 from .divergence import DivergentBranches
-from .loads import GlobalLoads
+from .loads import GlobalLoads, GlobalStores
 from .memory import Atomics, SharedMemory, global_proxy
 from .proxies import OutOfBounds
 from .races import SharedRaces
@@ -114,7 +114,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     py_func = getattr(kernel, "py_func", kernel)
     code = py_func.__code__
     analyses = [DivergentBarriers(), SharedRaces(), BankConflicts(), DivergentBranches(),
-                GlobalLoads(), SharedUse()]
+                GlobalLoads(), GlobalStores(), SharedUse()]
     rec = Recorder(code.co_filename, block_dim, analyses)
     fn = instrumented(py_func, rec)
     notes = []

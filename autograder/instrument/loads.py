@@ -126,3 +126,38 @@ class GlobalLoads(Analysis):
                     for (loc, name), (n, sec, ideal, lines) in sorted(coalescing.items())],
                 "outputs_written": dict(sorted(written.items())),
                 "per_output": round(total / outputs, 4) if outputs else None}
+
+
+class GlobalStores(GlobalLoads):
+    """How well each warp's global *stores* coalesce, counted as :class:`GlobalLoads` counts
+    loads (a warp request is the lanes' k-th plain store at one line; atomics are left out):
+    ``{"coalescing": [{"line", "array", "requests", "sectors", "ideal_sectors", "lines_128",
+    "sectors_per_request"}, ...]}``. A transpose that writes B down a column moves 32 sectors
+    per warp store, where 4 would hold its 32 float32 elements."""
+
+    key = "global_stores"
+
+    def interval(self, rec, iv):
+        site_loc = rec.site_loc
+        log = [(e[0], site_loc(e[1]) * ARRAYS + e[2], e[2], e[3]) for e in iv.store_log]
+        for lanes in _lanes_by_warp(log):
+            if uniform_lanes(lanes):
+                self._uniform(rec, lanes)
+            else:
+                for (key, _k), events in kth_groups(lanes).items():
+                    item = rec.arrays[events[0][2]].itemsize
+                    addrs = {e[3] for e in events}
+                    self._count(key, 1, len({a // SECTOR for a in addrs}),
+                                -(-len(addrs) * item // SECTOR), len({a // LINE for a in addrs}))
+
+    def result(self, rec):
+        coalescing = {}
+        for key, counts in self._req.items():
+            loc, array = divmod(key, ARRAYS)
+            s = coalescing.setdefault((loc, rec.arrays[array].name), [0, 0, 0, 0])
+            for i, v in enumerate(counts):
+                s[i] += v
+        return {"coalescing": [
+            {**rec.where(loc), "array": name, "requests": n, "sectors": sec,
+             "ideal_sectors": ideal, "lines_128": lines, "sectors_per_request": round(sec / n, 3)}
+            for (loc, name), (n, sec, ideal, lines) in sorted(coalescing.items())]}

@@ -298,7 +298,8 @@ class _SharedRecord:
 
 class _GlobalRecord:
     """Logs loads as (tid, site, array id, byte offset), for the per-site counts and the
-    per-warp-request coalescing (``loads``); remembers stored elements."""
+    per-warp-request coalescing (``loads``); remembers stored elements, and logs plain stores
+    alike in ``store_log`` (their coalescing, ``loads.GlobalStores``)."""
     __slots__ = ()
     _space = "global"
 
@@ -348,8 +349,19 @@ class _GlobalRecord:
             self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
         else:
             self._rec.global_stores.add((self._id, off))
+            if kind == WRITE:
+                while f.f_code.co_filename == _THIS_FILE:   # __setitem__ called super()'s
+                    f = f.f_back
+                code = f.f_code
+                ci = self._codes.get(id(code))
+                if ci is None:
+                    ci = self._rec.code_index(code)
+                self._rec.store_log.append((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
             if self._rec.store_from_shared:
                 self._rec.stores_from_shared.add((self._id, off))
+
+
+_THIS_FILE = __file__
 
 
 def _from_shared(rec, value) -> bool:

@@ -37,11 +37,14 @@ class Interval:
     ``segments``: (tid, log start, log end, branches start, branches end) per thread, in
     execution order (thread-id order). Each thread's events are contiguous, because it ran
     alone until its barrier or its end. ``global_log``: global loads (tid, site, array id,
-    byte offset from the array's element 0), in the same thread order."""
+    byte offset from the array's element 0), in the same thread order; ``store_log``: global
+    stores, alike (atomics left out)."""
 
-    def __init__(self, log: list, branches: list, segments: list, global_log: list = ()):
+    def __init__(self, log: list, branches: list, segments: list, global_log: list = (),
+                 store_log: list = ()):
         self.log, self.branches, self.segments = log, branches, segments
         self.global_log = global_log
+        self.store_log = store_log
 
     def warps(self):
         """(warp, [segments of its lanes]) for each warp that ran in this interval."""
@@ -76,6 +79,7 @@ class Recorder:
         self.global_loads = {}    # site * ARRAYS + array id -> count (from global_log)
         self.global_log = []      # (tid, site, array id, byte offset) per global load
         self.global_stores = set()  # (array id, byte offset)
+        self.store_log = []       # (tid, site, array id, byte offset) per global store
         self.last_shared_read = None  # (tid, ndarray, byte offset in it) of the latest read
         self.store_from_shared = False  # the global store now recorded stores that value
         self.stores_from_shared = set()  # (array id, byte offset)
@@ -179,6 +183,7 @@ class Recorder:
         self.shared_log.clear()
         self.branch_log.clear()
         self.global_log.clear()
+        self.store_log.clear()
         self._marks.clear()
 
     def episode_end(self, episode: int, arrived: list, exited: list) -> None:
@@ -188,10 +193,11 @@ class Recorder:
         ends = marks[1:] + [(None, len(self.shared_log), len(self.branch_log))]
         segments = [(tid, s0, e[1], b0, e[2]) for (tid, s0, b0), e in zip(marks, ends)]
         iv = Interval(list(self.shared_log), list(self.branch_log), segments,
-                      list(self.global_log))
+                      list(self.global_log), list(self.store_log))
         self.shared_log.clear()   # in place: the hooks hold these lists
         self.branch_log.clear()
         self.global_log.clear()
+        self.store_log.clear()
         self._marks = []
         for a in self.analyses:
             a.interval(self, iv)

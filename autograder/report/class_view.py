@@ -31,6 +31,8 @@ _RULES = [
      and ("IndexError" in t.message or "out of bounds" in t.message)),
     ("writes outside the output (a boundary check on writes missing)",
      lambda t: t.kind is Kind.CORRECTNESS and "wrote outside" in t.message),
+    ("race or divergent barrier: every correctness case counted as failed",
+     lambda t: t.kind is Kind.CORRECTNESS and (t.details or {}).get("decided_by") == "race"),
     ("output elements never written",
      lambda t: t.kind is Kind.CORRECTNESS and t.status is Status.FAILED
      and ("never written" in t.message or "are NaN" in t.message
@@ -62,7 +64,11 @@ _HINT_LABELS = {"float64": "hint: float64 arithmetic in a float32 kernel",
                 "bank_conflict": "hint: shared-memory bank conflicts",
                 "divergence": "hint: divergent warp branches",
                 "occupancy_shared": "hint: occupancy limited by shared memory",
-                "few_blocks": "hint: too few blocks to fill the GPU"}
+                "few_blocks": "hint: too few blocks to fill the GPU",
+                "uncoalesced": "hint: uncoalesced global loads",
+                "uncoalesced_store": "hint: uncoalesced global stores",
+                "no_reuse": "hint: no reuse through shared memory",
+                "runtime_loop_bound": "hint: loop bound from cuda.blockDim (not unrolled)"}
 
 
 def categories(result: ExerciseResult) -> set[str]:

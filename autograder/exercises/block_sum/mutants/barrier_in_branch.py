@@ -1,6 +1,7 @@
-# kernelgrade-expect: concept=failed, diagnostic: barriers=failed
+# kernelgrade-expect: correctness=failed, concept=failed, diagnostic: barriers=failed
 """The barrier moved inside ``if tid < stride:``: only the active threads reach it (a divergent
-barrier). Outputs often stay right, on a GPU too; only an instrumented run or synccheck sees it."""
+barrier). Outputs often stay right, on a GPU too; only an instrumented run sees it, and its
+finding fails every correctness case (the grade must not depend on the GPU's schedule)."""
 
 from numba import cuda, float32
 

@@ -1,4 +1,4 @@
-# kernelgrade-expect: concept=failed, diagnostic: shared-memory races=failed
+# kernelgrade-expect: correctness=failed, concept=failed, diagnostic: shared-memory races=failed
 """No barrier between the reduction's steps: a thread may add ``sums[tid + stride]`` before the
 thread that owns it has finished the previous step (a race)."""
 

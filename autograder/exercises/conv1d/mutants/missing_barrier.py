@@ -1,4 +1,4 @@
-# kernelgrade-expect: concept=failed, diagnostic: shared-memory races=failed
+# kernelgrade-expect: correctness=failed, concept=failed, diagnostic: shared-memory races=failed
 """No barrier between loading the tile and computing from it: a thread reads tile elements (its
 neighbours' and the halo) that other threads may not have written yet (a race). The outputs
 depend on the order the threads run in."""

@@ -1,4 +1,4 @@
-# kernelgrade-expect: concept=failed, diagnostic: shared-memory races=failed
+# kernelgrade-expect: correctness=failed, concept=failed, diagnostic: shared-memory races=failed
 """Tiled kernel without the barrier before the next phase overwrites the tiles (a race)."""
 
 from numba import cuda, float32

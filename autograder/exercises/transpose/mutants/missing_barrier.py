@@ -1,4 +1,4 @@
-# kernelgrade-expect: concept=failed, diagnostic: shared-memory races=failed
+# kernelgrade-expect: correctness=failed, concept=failed, diagnostic: shared-memory races=failed
 """No barrier between writing the tile and reading it transposed: a thread reads elements other
 threads may not have loaded yet (a race)."""
 

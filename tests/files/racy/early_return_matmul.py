@@ -1,0 +1,32 @@
+"""A tiled matmul whose threads outside C return before the phases' barriers: in the edge
+blocks the barriers wait for only some of the block's threads, and the tile elements those
+threads should have loaded hold whatever shared memory held (on a GPU, another block's tile).
+Its outputs depend on the GPU's schedule (issue 22: 15 and 20 points in one class)."""
+
+from numba import cuda, float32
+
+TILE_WIDTH = 16
+
+
+@cuda.jit
+def tiled_matmul(A, B, C):
+    tile_a = cuda.shared.array((TILE_WIDTH, TILE_WIDTH), float32)
+    tile_b = cuda.shared.array((TILE_WIDTH, TILE_WIDTH), float32)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE_WIDTH + ty
+    col = cuda.blockIdx.x * TILE_WIDTH + tx
+    width = A.shape[0]
+    if row >= width or col >= width:
+        return
+    acc = float32(0.0)
+    for phase in range((width + TILE_WIDTH - 1) // TILE_WIDTH):
+        a_col = phase * TILE_WIDTH + tx
+        b_row = phase * TILE_WIDTH + ty
+        tile_a[ty, tx] = A[row, a_col] if a_col < width else float32(0.0)
+        tile_b[ty, tx] = B[b_row, col] if b_row < width else float32(0.0)
+        cuda.syncthreads()
+        for i in range(TILE_WIDTH):
+            acc += tile_a[ty, i] * tile_b[i, tx]
+        cuda.syncthreads()
+    C[row, col] = acc

@@ -1,0 +1,224 @@
+"""A racy kernel gets the same verdict every time (issue 22): a shared-memory race or a barrier
+that not every thread reaches, as the instrumented run finds it, fails every correctness case,
+whatever outputs the launches happened to give (:func:`autograder.judge_cases.apply_race_verdict`).
+
+The judge-level tests feed the same race report with outputs that a lucky and an unlucky
+schedule would give (all right, some wrong, a case that timed out) and need no child; the
+simulator tests grade real racy kernels at two secret seeds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from autograder import diagnostics, exercises, judge, plan
+from autograder.judge_cases import RACE_RULE, apply_race_verdict
+from autograder.results import Kind, Status, TestResult
+from autograder.sandbox import ChildRun
+from autograder.submission import Source, load_source
+
+from conftest import EXERCISES, ROOT, TEST_DEVICE, grade_file
+
+RACE = {"kind": "RAW", "array": "tile", "first": {"line": 25, "access": "write", "thread": [0, 0, 0]},
+        "second": {"line": 31, "access": "read", "thread": [8, 0, 0]}, "params": {"width": 37}}
+BARRIER = {"lines": [28], "exited": 231, "live_threads": 256, "fewest_threads": 25,
+           "params": {"width": 37}}
+CLEAN = {"races": [], "divergent_barriers": [], "out_of_bounds": []}
+
+
+def _tests(statuses) -> list[TestResult]:
+    out = [TestResult(f"case {i}", Kind.CORRECTNESS, "public" if i < 2 else "hidden", s,
+                      5.0 if s is Status.PASSED else 0.0, 5.0, "as observed")
+           for i, s in enumerate(statuses)]
+    return out + [TestResult("concept", Kind.CONCEPT, "hidden", Status.FAILED, 0.0, 15.0, "x")]
+
+
+def _verdicts(tests):
+    return [(t.name, t.status, t.points, t.message) for t in tests]
+
+
+# The outcomes different launches of one racy kernel gave (lucky, unlucky, hung, skipped).
+SCHEDULES = [[Status.PASSED] * 6,
+             [Status.PASSED, Status.FAILED, Status.PASSED, Status.FAILED, Status.PASSED,
+              Status.PASSED],
+             [Status.FAILED, Status.TIMEOUT, Status.TIMEOUT, Status.TIMEOUT, Status.SKIPPED,
+              Status.ERROR]]
+
+
+@pytest.mark.parametrize("finding", [{"races": [RACE]}, {"divergent_barriers": [BARRIER]}],
+                         ids=["race", "divergent barrier"])
+def test_a_race_decides_every_case_whatever_the_outputs_were(finding):
+    ex = exercises.get("tiled_matmul")
+    source = Source("\n" * 40, "submission.py")
+    decided = []
+    for statuses in SCHEDULES:
+        tests = _tests(statuses)
+        assert apply_race_verdict(ex, source, tests, {**CLEAN, **finding})
+        decided.append(_verdicts(tests))
+        assert [t.details["observed"] for t in tests[:6]] == [s.value for s in statuses]
+    assert decided[0] == decided[1] == decided[2]
+    cases = decided[0][:6]
+    assert all(status is Status.FAILED and points == 0.0 for _, status, points, _ in cases)
+    assert "line 25" in cases[0][3] or "line 28" in cases[0][3]
+    assert RACE_RULE in cases[0][3]
+    assert all("(see case 0)" in m for *_, m in cases[1:])
+    assert decided[0][6] == ("concept", Status.FAILED, 0.0, "x")  # other tests untouched
+
+
+def test_without_a_race_or_a_report_the_outputs_decide():
+    ex = exercises.get("tiled_matmul")
+    source = Source("", "submission.py")
+    for report in (CLEAN, None, {"races": "garbled"}):
+        tests = _tests(SCHEDULES[1])
+        before = _verdicts(tests)
+        assert not apply_race_verdict(ex, source, tests, report)
+        assert _verdicts(tests) == before
+    occupancy = exercises.get("occupancy")  # function exercise: no kernel, no instrumented run
+    tests = _tests(SCHEDULES[0])
+    assert not apply_race_verdict(occupancy, source, tests, {**CLEAN, "races": [RACE]})
+
+
+def test_compute_sanitizer_findings_never_decide_a_case():
+    """The sanitizer can be turned off (--no-sanitize): a verdict it decided would differ."""
+    report = {**CLEAN}
+    assert diagnostics.scheduling_hazards(Source("", "x.py"), report) == []
+    assert diagnostics.scheduling_hazards(Source("", "x.py"), None) == []
+    hazards = diagnostics.scheduling_hazards(Source("\n" * 40, "x.py"),
+                                             {**CLEAN, "races": [RACE],
+                                              "divergent_barriers": [BARRIER]})
+    assert len(hazards) == 2 and "compute-sanitizer" not in " ".join(hazards)
+
+
+def _run(ex, cases, wrong: set[int]) -> ChildRun:
+    """A child's records: every case's guarded output right, except the ``wrong`` indices'."""
+    from autograder.buffers import guarded_output
+
+    run = ChildRun(records=[({"type": "imported", "constants": {"TILE_WIDTH": 16}}, {})])
+    for i, c in enumerate(cases):
+        out = ex.reference(c.inputs, {**c.spec.params, "TILE_WIDTH": 16})["C"].astype(np.float32)
+        if i in wrong:
+            out = out + 1.0
+        buf, margin = guarded_output(out.shape, np.float32)
+        buf[margin:margin + out.size] = out.reshape(-1)
+        run.records.append(({"type": "case", "id": c.id}, {"C": buf}))
+    run.records.append(({"type": "done"}, {}))
+    return run
+
+
+def test_collect_gives_one_verdict_for_any_schedule_and_no_timing_points():
+    """judge.collect with the same race report and the outputs of three schedules (all right,
+    one wrong, most wrong): identical correctness verdicts, and the timing test gives nothing
+    (on a GPU it is judged after the cases)."""
+    ex = exercises.get("tiled_matmul")
+    cases = [c for c in plan.make_cases(ex, 7) if c.spec.params["width"] <= 33]
+    source = load_source(exercises.solution_path(ex))
+    report = {**CLEAN, "races": [RACE]}
+    seen = []
+    for wrong in (set(), {1}, set(range(1, len(cases)))):
+        run = _run(ex, cases, wrong)
+        plain = judge.collect(replace(ex, concept=None), source, "gpu", cases, run, None, None,
+                              [])
+        assert sum(t.status is Status.PASSED for t in plain if t.kind is Kind.CORRECTNESS) \
+            == len(cases) - len(wrong)
+        tests = judge.collect(replace(ex, concept=None), source, "gpu", cases, run, None, None,
+                              [], report)
+        seen.append(_verdicts(tests))
+        timing = tests[-1]
+        assert timing.kind is Kind.TIMING and timing.status is Status.FAILED
+        assert timing.points == 0.0
+    assert seen[0] == seen[1] == seen[2]
+    assert all(s is Status.FAILED for _, s, _, _ in seen[0][:-1])
+
+
+# -- graded on the test device: real racy kernels, two secret seeds ------------------------------
+
+RACY = [("transpose", EXERCISES / "transpose" / "mutants" / "missing_barrier.py"),
+        ("tiled_matmul", ROOT / "tests" / "files" / "racy" / "early_return_matmul.py")]
+
+
+@pytest.fixture(scope="module", params=RACY, ids=[p.stem for _, p in RACY])
+def graded_twice(request):
+    name, path = request.param
+    return name, [grade_file(path, name, seed=seed) for seed in (20261122, 99)]
+
+
+def test_a_racy_kernel_gets_the_same_verdicts_at_two_seeds(graded_twice):
+    name, (a, b) = graded_twice
+    assert a.seed != b.seed
+
+    def verdicts(result):
+        return [(t.name, t.status, t.points) for t in result.tests if t.kind is Kind.CORRECTNESS]
+
+    assert verdicts(a) == verdicts(b)
+    assert a.score == b.score
+    for t in a.tests:
+        if t.kind is Kind.CORRECTNESS:
+            assert t.status is Status.FAILED and t.details["decided_by"] == "race", t.message
+    first = next(t for t in a.tests if t.kind is Kind.CORRECTNESS)
+    assert "race on shared array" in first.message or "a barrier reached by only" in first.message
+    if TEST_DEVICE == "gpu":
+        timing = next(t for t in a.tests if t.kind is Kind.TIMING)
+        assert timing.status is Status.FAILED and timing.points == 0.0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, path", RACY + [
+    ("conv1d", EXERCISES / "conv1d" / "mutants" / "missing_barrier.py")],
+    ids=[p.stem for _, p in RACY] + ["conv1d-missing_barrier"])
+def test_on_a_gpu_a_racy_kernel_gets_one_verdict_beside_other_gradings(name, path):
+    """KERNELGRADE_TEST_DEVICE=gpu: five gradings of one racy file at one seed, four two at a time
+    (each one's GPU work beside the other's), sanitizer on and off: the same correctness
+    verdicts and score every time (issue 22: 10, 20 and 25 points in one class)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autograder.grader import gpu_available
+
+    if TEST_DEVICE != "gpu" or not gpu_available():
+        pytest.skip("needs a CUDA GPU (KERNELGRADE_TEST_DEVICE=gpu)")
+    results = [grade_file(path, name)]  # alone first: its preflight is then remembered
+    with ThreadPoolExecutor(2) as pool:
+        results += list(pool.map(lambda sanitize: grade_file(path, name, sanitize=sanitize),
+                                 [True, False, True, False]))
+    verdicts = {tuple((t.name, t.status, t.points) for t in r.tests
+                      if t.kind is Kind.CORRECTNESS) for r in results}
+    assert len(verdicts) == 1 and len({r.score for r in results}) == 1
+    assert all(s is Status.FAILED for _, s, _ in next(iter(verdicts)))
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+def test_on_a_gpu_the_instrumented_run_happens_with_the_sanitizer_on_or_off(monkeypatch,
+                                                                            tmp_path, sanitize):
+    """The race rule reads the instrumented run, so --no-sanitize must not turn it off: the
+    GPU path starts it (a simulator child, phase ``instrument``) either way. No GPU: the
+    children are fakes."""
+    from autograder import children
+    from autograder.sandbox import Limits
+
+    started = []
+
+    def fake_run_child(request, backend, limits, work, **kw):
+        started.append((backend, tuple(request["phases"]), bool(kw.get("wrapper"))))
+        return ChildRun(records=[({"type": "hello"}, {})])
+
+    monkeypatch.setattr(children, "run_child", fake_run_child)
+    ex = exercises.get("transpose")
+    source = load_source(EXERCISES / "transpose" / "mutants" / "missing_barrier.py")
+    (tmp_path / "submission.py").write_text(source.text)
+    kids = children.run_all(ex, source, "gpu", plan.make_cases(ex, 1), Limits(), tmp_path, 1,
+                            sanitize)
+    assert ("sim", ("instrument",), False) in started
+    assert kids.instrumented is not None
+
+
+def test_the_class_view_counts_a_race_decided_grading_as_a_race():
+    from autograder.report import class_view
+    from autograder.results import ExerciseResult
+
+    tests = _tests(SCHEDULES[1])
+    apply_race_verdict(exercises.get("tiled_matmul"), Source("\n" * 40, "x.py"), tests,
+                       {**CLEAN, "races": [RACE]})
+    cats = class_view.categories(ExerciseResult("tiled_matmul", "x.py", "sim", tests))
+    assert "race or divergent barrier: every correctness case counted as failed" in cats
+    assert "wrong values in the output" not in cats
