@@ -160,17 +160,26 @@ def _race_problems(source, report, sanitized) -> list[str]:
     return found
 
 
+def _plain_writes_only(race: dict) -> bool:
+    """Two plain stores to one element (no read, no atomic): often the same value stored by
+    several threads (a halo element loaded twice), which no schedule can change. It still costs
+    the concept test (a diagnostic); it does not decide the correctness cases."""
+    return all((race.get(side) or {}).get("access") == "write" for side in ("first", "second"))
+
+
 def scheduling_hazards(source, report) -> list[str]:
     """The instrumented runs' shared-memory races and divergent barriers (:func:`merged`
     ``report``; None: no report), as the diagnostics word them: what makes a kernel's outputs
     depend on the order its threads run. Read off the deterministic instrumented run only,
     never compute-sanitizer's findings (``--no-sanitize`` turns those off), so the same
     submission and seed give the same list whatever the GPU's schedule and settings
-    (:func:`autograder.judge_cases.apply_race_verdict`)."""
+    (:func:`autograder.judge_cases.apply_race_verdict`). Races between plain stores only are
+    left out (:func:`_plain_writes_only`)."""
     if not isinstance(report, dict):
         return []
     report = {k: [e for e in report.get(k) or [] if isinstance(e, dict)]
               if isinstance(report.get(k), list) else [] for k in ("races", "divergent_barriers")}
+    report["races"] = [r for r in report["races"] if not _plain_writes_only(r)]
     return _race_problems(source, report, {}) + _barrier_problems(source, report, {})
 
 

@@ -222,3 +222,19 @@ def test_the_class_view_counts_a_race_decided_grading_as_a_race():
     cats = class_view.categories(ExerciseResult("tiled_matmul", "x.py", "sim", tests))
     assert "race or divergent barrier: every correctness case counted as failed" in cats
     assert "wrong values in the output" not in cats
+
+
+def test_two_plain_stores_stay_a_diagnostic_while_a_store_beside_an_atomic_decides():
+    """A halo element stored by two threads (write/write) cannot change with the schedule: the
+    outputs decide. A plain store racing with an atomic update (bins zeroed without a barrier
+    before the atomics) can: the race decides."""
+    ex = exercises.get("tiled_matmul")
+    source = Source("\n" * 40, "submission.py")
+    stores = {**RACE, "kind": "WAW", "second": {**RACE["second"], "access": "write"}}
+    tests = _tests(SCHEDULES[1])
+    assert not apply_race_verdict(ex, source, tests, {**CLEAN, "races": [stores]})
+    assert [t.status for t in tests[:6]] == SCHEDULES[1]
+    with_atomic = {**stores, "second": {**stores["second"], "access": "atomic"}}
+    tests = _tests(SCHEDULES[0])
+    assert apply_race_verdict(ex, source, tests, {**CLEAN, "races": [with_atomic]})
+    assert all(t.status is Status.FAILED for t in tests[:6])
