@@ -183,9 +183,13 @@ def unreadable(path: Path) -> str:
         return str(exc)
     except SyntaxError:
         return ""
-    except Exception as exc:  # RecursionError, MemoryError, a notebook of the wrong shape
-        return (f"{path.name} could not be read as Python source ({type(exc).__name__}): "
-                f"re-save it from Jupyter, or submit your code as a .py file.")
+    except (RecursionError, MemoryError) as exc:
+        return (f"{path.name} is too large or too deeply nested to compile "
+                f"({type(exc).__name__}): split its longest expressions.")
+    except Exception as exc:  # a notebook of the wrong shape, say
+        what = "a notebook" if path.suffix == ".ipynb" else "Python source"
+        return (f"{path.name} could not be read as {what} ({type(exc).__name__}): save it "
+                "again from Jupyter or your editor and submit it again.")
     return ""
 
 
@@ -240,8 +244,9 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
         grading_environment(root)
         print(lock_solutions(root / "source" / "solutions"))
         require_sandbox()
-        path, why = find_submission(root / "submission", exercise)
-        why = why or refusal(path) or unreadable(path)
+        folder = root / "submission"
+        path, why = find_submission(folder, exercise)
+        why = (why or refusal(path) or unreadable(path)).replace(f"{folder}{os.sep}", "")
         if why:
             print(f"not graded: {why}")
             _write(root, _student_zero(exercise, why, time.monotonic() - start))
