@@ -188,8 +188,8 @@ def render(exercise: str, wheel_name: str) -> dict[str, str]:
     exercises.get(exercise)
     p = project()
     missing = json.dumps(gradescope_grader_failure(
-        "kernelgrade is not installed in the autograder image, or it ended without writing "
-        "results.json (see the autograder output)", 0), indent=2)
+        "kernelgrade is not installed in the autograder image (did setup.sh fail?), or the "
+        "grader ended without writing results.json (see the autograder output)", 0), indent=2)
     fields = dict(exercise=exercise, version=p.version, root_env=ROOT_ENV,
                   python_env=PYTHON_ENV, wheel=wheel_name, major=MIN_PYTHON[0],
                   minor=MIN_PYTHON[1], requirements=_requirements(p.requires), missing=missing,
