@@ -56,8 +56,9 @@ SOLUTIONS_OWNER = 64123
 SUFFIXES = (".py", ".ipynb")
 #: What a container needs to grade (bubblewrap's namespaces), for the message and the docs.
 CONTAINER_NEEDS = ("the bwrap program (setup.sh installs the bubblewrap package) and permission "
-                   "to create user, mount, PID and network namespaces (a Docker container needs "
-                   "CAP_SYS_ADMIN, or seccomp and AppArmor profiles that allow unshare and mount)")
+                   "to create mount, PID and network namespaces (as root: CAP_SYS_ADMIN, and "
+                   "seccomp and AppArmor profiles that allow unshare and mount; "
+                   "docs/gradescope.md)")
 
 
 def grading_environment(root: Path) -> dict[str, str]:
