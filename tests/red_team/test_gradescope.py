@@ -339,3 +339,23 @@ def test_a_locked_solution_is_closed_to_a_sandboxed_child_even_if_shown(image, t
     assert proc.returncode != 0 and "Permission denied" in proc.stderr
     _no_solution_in(proc.stdout)
     assert SOLUTION_MARKS[0] in (folder / EXERCISE / "solution.py").read_text()  # the grader can
+
+
+def test_required_sandbox_never_falls_back_to_a_plain_child(monkeypatch, tmp_path):
+    """bubblewrap passes its probe, then the sandboxed child dies before its first record: under
+    ``require`` that is the grader's fault (SandboxUnavailable), not a rerun in a plain child."""
+    from autograder import sandbox
+
+    runs = []
+
+    def dead_child(request, backend, limits, workdir, use_bwrap, *rest):
+        runs.append(use_bwrap)
+        return sandbox.ChildRun(ended="exited", exit_code=1, output="bwrap: Can't mount proc")
+
+    monkeypatch.setenv("KERNELGRADE_SANDBOX", "require")
+    monkeypatch.setattr(sandbox, "sandbox_status", lambda: sandbox.SandboxStatus(True))
+    monkeypatch.setattr(sandbox, "_run_once", dead_child)
+    monkeypatch.setattr(sandbox, "_broken", {})
+    with pytest.raises(sandbox.SandboxUnavailable, match="Can't mount proc"):
+        sandbox.run_child({}, "sim", sandbox.Limits(), tmp_path)
+    assert runs == [True]
