@@ -4,7 +4,7 @@ the zip; it is unpacked into a folder laid out like the container (``source/``,
 ``results/results.json``, with the root pointed at the test's folder and the Python a fresh
 venv with the bundle's wheel installed by pip, as setup.sh does (its dependencies come from
 this venv: :func:`test_packaging.install`). The wheel carries no solution: the grader finds it
-in the bundle's ``solutions/`` through ``$KERNELGRADE_SOLUTIONS``, which run_autograder sets."""
+in the bundle's ``solutions/`` through ``$KERNELGRADE_SOLUTIONS``, which the runner sets."""
 
 from __future__ import annotations
 

@@ -312,22 +312,9 @@ def setup(root: Path, exercise: str, device: str = "auto") -> int:
     return 0
 
 
-def check(exercise: str) -> int:
-    """The exercise exists and its instructor solution is found (``$KERNELGRADE_SOLUTIONS``).
-    Prints what it found; returns 0, or 2 with the cause."""
-    from ..exercises import solution_path
-
-    try:
-        print(f"{exercise}: instructor solution {solution_path(exercises.get(exercise))}")
-    except (exercises.UnknownExercise, FileNotFoundError) as exc:
-        print(f"kernelgrade setup check failed: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command line of ``run_autograder`` and ``setup.sh``:
-    ``EXERCISE [--root DIR] [--device D] [--setup | --check]``."""
+    ``EXERCISE [--root DIR] [--device D] [--setup]``."""
     ap = argparse.ArgumentParser(prog="python -m autograder.gradescope.run",
                                  description="Grade a Gradescope submission (run_autograder).")
     ap.add_argument("exercise")
@@ -335,14 +322,10 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"Gradescope's root (default ${ROOT_ENV} or {DEFAULT_ROOT}).")
     ap.add_argument("--device", default=os.environ.get(DEVICE_ENV, "auto"),
                     help="auto (GPU if there is one), gpu or sim.")
-    mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--setup", action="store_true",
-                      help="Prepare the image: lock the solutions, pass the preflight once.")
-    mode.add_argument("--check", action="store_true",
-                      help="Only check that the exercise and its solution are found.")
+    ap.add_argument("--setup", action="store_true",
+                    help="Prepare the image (setup.sh): lock the solutions, pass the preflight "
+                         "once.")
     args = ap.parse_args(argv)
-    if args.check:
-        return check(args.exercise)
     if args.setup:
         return setup(args.root, args.exercise, args.device)
     return run(args.root, args.exercise, args.device)
