@@ -693,6 +693,8 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
         # bubblewrap from now on for this backend, and say so.
         last = (run.output.strip().splitlines() or [f"exit code {run.exit_code}"])[-1][:200]
         _broken[backend] = f"the sandboxed {backend} child failed to start: {last}"
+        if _mode() == "require":
+            raise SandboxUnavailable(f"bubblewrap cannot run: {_broken[backend]}")
         run = _run_once(request, backend, limits, workdir, False, wrapper, writable, hooks)
         run.notes.insert(0, PLAIN_NOTE.format(reason=_broken[backend]))
     elif not status.available:

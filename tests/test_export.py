@@ -96,12 +96,15 @@ def test_gradescope_export_follows_the_spec_and_never_fails_a_skipped_test():
     assert {t["status"] for t in gs["tests"]} <= {"passed", "failed"}
     by = {t["name"]: t for t in gs["tests"]}
     assert by["concept: shared memory"]["status"] == "failed"  # error: lost points
-    assert by["hidden: width 17"]["visibility"] == "after_published"
+    assert by["hidden test 1"]["visibility"] == "after_published"
+    assert by["hidden test 1"]["output"] == "wrong result"  # not "289 of 289 elements wrong"
+    text = json.dumps(gs)
+    assert "width 17" not in text and "width 1024" not in text and "289" not in text
     assert by["public: width 16"]["visibility"] == "visible"
     for t in gs["tests"]:
         assert set(t) >= {"name", "score", "max_score", "status", "output", "visibility"}
     assert gs["extra_data"]["pending_points"] == 40
-    assert gs["extra_data"]["skipped"] == ["hidden: width 1024",
+    assert gs["extra_data"]["skipped"] == ["hidden test 2",
                                            "timing: against the instructor's kernel"]
     assert "987654321" not in gs["output"]  # the secret seed: for instructors only
     assert gs["extra_data"]["seed"] == 987654321

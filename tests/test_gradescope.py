@@ -4,7 +4,7 @@ the zip; it is unpacked into a folder laid out like the container (``source/``,
 ``results/results.json``, with the root pointed at the test's folder and the Python a fresh
 venv with the bundle's wheel installed by pip, as setup.sh does (its dependencies come from
 this venv: :func:`test_packaging.install`). The wheel carries no solution: the grader finds it
-in the bundle's ``solutions/`` through ``$KERNELGRADE_SOLUTIONS``, which run_autograder sets."""
+in the bundle's ``solutions/`` through ``$KERNELGRADE_SOLUTIONS``, which the runner sets."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from autograder import exercises
 from autograder.errors import GraderSetupError
 from autograder.gradescope import run as gs_run
 from autograder.gradescope.bundle import pinned
+from autograder.gradescope.lock import canonical, closure, pins
+from autograder.gradescope.wheel import project
 
 from conftest import ROOT, EXERCISES, TEST_DEVICE
 from test_packaging import install
@@ -96,7 +98,8 @@ def container(bundle: Path, where: Path, submission: dict[str, str | bytes]) -> 
 
 
 def run_autograder(root: Path, python: str, device: str = TEST_DEVICE):
-    env = {k: v for k, v in os.environ.items() if k != exercises.SOLUTIONS_ENV}
+    # as on Gradescope: the venv's own kernelgrade (no PYTHONPATH to a checkout), no solutions
+    env = {k: v for k, v in os.environ.items() if k not in (exercises.SOLUTIONS_ENV, "PYTHONPATH")}
     env.update(KERNELGRADE_GRADESCOPE_ROOT=str(root), KERNELGRADE_GRADESCOPE_PYTHON=python,
                KERNELGRADE_DEVICE=device)
     proc = subprocess.run([str(root / "run_autograder")], cwd=root, env=env,
@@ -118,9 +121,20 @@ def test_bundle_has_what_gradescope_needs(bundle, tmp_path):
         assert proc.returncode == 0, proc.stderr
     setup = (tmp_path / "setup.sh").read_text()
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    for dep in deps:  # the versions this grader runs, exactly
+    locked = pins((ROOT / "requirements-lock.txt").read_text())
+    for dep in deps:  # the versions the project tested, exactly
         assert "==" in pinned(dep), f"{dep} is not installed here"
         assert shlex.quote(pinned(dep)) in setup, f"setup.sh does not install {pinned(dep)}"
+        name, version = pinned(dep).split("==")
+        assert locked[canonical(name.split("[")[0])] == version
+    # apt-get update before any install; every package pip installs is in the lock file
+    assert setup.index("apt-get update") < setup.index("apt-get install")
+    assert '-c "$SOURCE/requirements-lock.txt"' in setup
+    assert (tmp_path / "requirements-lock.txt").read_text() == \
+        (ROOT / "requirements-lock.txt").read_text()
+    assert "apt-get install -y bubblewrap\n" in setup  # required, not optional
+    assert f"autograder.gradescope.run {EXERCISE} --setup" in setup  # the preflight, once
+    assert stat.S_IMODE(modes[f"solutions/{EXERCISE}/solution.py"]) == 0o600
     [wheel] = [n for n in names if n.endswith(".whl")]
     assert wheel in setup and "--no-deps" in setup
     with zipfile.ZipFile(tmp_path / wheel) as w:
@@ -139,8 +153,8 @@ def test_bundle_has_what_gradescope_needs(bundle, tmp_path):
     solution = tmp_path / "solutions" / EXERCISE / "solution.py"
     assert solution.read_bytes() == (EXERCISES / EXERCISE / "solution.py").read_bytes()
     assert not [n for n in names if n.startswith("solutions/") and EXERCISE not in n]
-    assert f'{exercises.SOLUTIONS_ENV}="$ROOT/source/solutions"' in (
-        tmp_path / "run_autograder").read_text()
+    run = (tmp_path / "run_autograder").read_text()
+    assert f"autograder.gradescope.run {EXERCISE} --root" in run
 
 
 def _spec_and_pending(results: dict) -> float:
@@ -229,7 +243,44 @@ def test_missing_install_still_writes_results(bundle, tmp_path):
     assert "score" not in results and "setup.sh" in results["output"]
 
 
-def test_preflight_setup_error_writes_a_failure_not_a_zero(tmp_path, monkeypatch):
+@pytest.fixture
+def own_environment(monkeypatch):
+    """os.environ as it was after the test: :func:`autograder.gradescope.run.run` sets the
+    grading environment in its own process."""
+    for name in ("KERNELGRADE_SANDBOX", exercises.SOLUTIONS_ENV, "KERNELGRADE_CACHE_DIR",
+                 gs_run.ROOT_ENV, gs_run.PYTHON_ENV, gs_run.DEVICE_ENV):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
+
+
+def test_lock_file_pins_every_package_the_dependencies_need():
+    """setup.sh installs with requirements-lock.txt as constraints: every distribution
+    kernelgrade's dependencies pull in (here, with its extras) has its tested version there."""
+    needed = closure(project().requires)
+    locked = pins((ROOT / "requirements-lock.txt").read_text())
+    assert {"numpy", "numba", "numba-cuda", "llvmlite"} <= set(needed)
+    assert {n: v for n, v in needed.items() if locked.get(n) != v} == {}
+
+
+def test_run_autograder_writes_results_when_python_dies(bundle, tmp_path):
+    """A Python that imports fine and then dies without a word: results.json still says the
+    grader failed, with no score, and the exit status is 2."""
+    root = container(bundle, tmp_path, {"tiled_matmul.py": "TILE_WIDTH = 16\n"})
+    fake = tmp_path / "python"
+    fake.write_text('#!/bin/sh\n[ "$1" = -c ] && exit 0\nkill -9 $$\n')
+    fake.chmod(0o755)
+    (root / "results").mkdir()
+    (root / "results" / "results.json").write_text('{"score": 100}')  # a stale one
+    proc, results = run_autograder(root, python=str(fake))
+    assert proc.returncode == 2
+    check_spec(results)
+    assert "score" not in results and results["extra_data"]["grader_failed"] is True
+
+
+def test_preflight_setup_error_writes_a_failure_not_a_zero(tmp_path, monkeypatch,
+                                                           own_environment):
     """A GraderSetupError raised while grading (the preflight: no GPU, the instructor's own
     solution losing points) ends as exit 2 and a results.json without a score."""
     import autograder.grader
@@ -267,6 +318,22 @@ def test_find_submission(tmp_path, files, expected):
         assert path is None and why
     else:
         assert path == tmp_path / expected and not why
+
+
+def test_links_and_pipes_are_found_and_refused_unread(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "tiled_matmul.py").symlink_to("/etc/passwd")
+    (tmp_path / "sub" / "linked_folder").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere" / "other.py").write_text("x = 1\n")
+    path, why = gs_run.find_submission(tmp_path / "sub", EXERCISE)
+    assert path == tmp_path / "sub" / "tiled_matmul.py" and not why  # the folder link not followed
+    assert "link" in gs_run.refusal(path) and "root" not in gs_run.refusal(path)
+    os.mkfifo(tmp_path / "sub" / "pipe.ipynb")
+    assert "not a regular file" in gs_run.refusal(tmp_path / "sub" / "pipe.ipynb")
+    (tmp_path / "sub" / "tiled_matmul.py").unlink()
+    (tmp_path / "sub" / "tiled_matmul.py").write_text("x = 1\n")
+    assert gs_run.refusal(tmp_path / "sub" / "tiled_matmul.py") == ""
 
 
 def test_exercise_names_do_not_match_longer_ones(tmp_path):

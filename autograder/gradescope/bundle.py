@@ -1,24 +1,27 @@
 """``autograder gradescope build EXERCISE --out autograder.zip``: the zip that Gradescope's
-autograder specification asks for, for one exercise.
+autograder specification asks for, for one exercise (docs/gradescope.md says how to use it).
 
 At the zip's root:
 
-- ``setup.sh``: run once, as root, when Gradescope builds the image. Finds (or installs with
-  apt) a Python >= 3.11, makes a virtual environment at ``$ROOT/venv``, installs the
-  dependencies at the exact versions the instructor's grader runs (:func:`pinned`: named in
-  the script) and then the kernelgrade wheel without dependencies, installs bubblewrap if apt
-  can (the optional sandbox), and checks that the exercise and its instructor solution are
-  found.
-- ``run_autograder``: run for every submission; points ``$KERNELGRADE_SOLUTIONS`` at the
-  bundle's ``solutions/`` (``$ROOT/source/solutions``, where Gradescope unpacks the zip) and
-  grades ``$ROOT/submission`` into ``$ROOT/results/results.json`` with
-  ``python -m autograder.gradescope.run``. When the virtual environment is missing it still
-  writes a results.json saying the grader failed.
+- ``setup.sh``: run once, as root, when Gradescope builds the image. ``apt-get update``, then
+  finds (or installs with apt) a Python >= 3.11, installs bubblewrap (the sandbox: required),
+  makes a virtual environment at ``$ROOT/venv``, installs kernelgrade's dependencies with
+  ``requirements-lock.txt`` as pip constraints (every package, direct or not, at the version
+  the project tested: :mod:`autograder.gradescope.lock`) and the kernelgrade wheel without
+  dependencies, then ``python -m autograder.gradescope.run EXERCISE --setup``: locks the
+  solutions and passes the preflight once, remembered in ``$ROOT/cache`` for every submission.
+- ``run_autograder``: run for every submission; grades ``$ROOT/submission`` into
+  ``$ROOT/results/results.json`` with ``python -m autograder.gradescope.run`` (bubblewrap
+  required: :mod:`autograder.gradescope.run`). It always leaves a results.json: when the
+  virtual environment is missing or Python dies without writing one, one saying the grader
+  failed, with no score.
 - ``kernelgrade-<version>-py3-none-any.whl``: the package, without instructor solutions (as a
   student's install), see :mod:`autograder.gradescope.wheel`.
+- ``requirements-lock.txt``: the exact versions (:func:`autograder.gradescope.lock.lock_text`).
 - ``solutions/<exercise>/solution.py``: the exercise's instructor solution (the grader's
-  preflight and timing reference). The bundle is the instructor's; students never see it, and
-  under bubblewrap the grading children do not see ``$ROOT/source``.
+  preflight and timing reference). The bundle is the instructor's; students never see it; the
+  grading children do not see ``$ROOT/source`` at all, and the files are owned by another user
+  with mode 0400 (:func:`autograder.gradescope.run.lock_solutions`).
 - ``README.md``: the same, for the instructor.
 
 ``$ROOT`` is ``$KERNELGRADE_GRADESCOPE_ROOT``, default ``/autograder``; ``run_autograder``
@@ -37,10 +40,10 @@ from pathlib import Path
 
 from .. import exercises
 from ..report.export import gradescope_grader_failure
-from .run import ROOT_ENV
+from .lock import LOCK_NAME, canonical, lock_text, pins
+from .run import CONTAINER_NEEDS, PYTHON_ENV, ROOT_ENV, SOLUTIONS_OWNER
 from .wheel import build_wheel, project, solution_files
 
-PYTHON_ENV = "KERNELGRADE_GRADESCOPE_PYTHON"
 # numpy 2.4 (pinned in pyproject.toml) needs Python 3.11 or newer.
 MIN_PYTHON = (3, 11)
 _EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -66,10 +69,12 @@ find_python() {{
     return 1
 }}
 
+apt-get update
+# bubblewrap is the sandbox: run_autograder grades nothing without it.
+apt-get install -y bubblewrap
 PY="$(find_python || true)"
 if [ -z "$PY" ]; then
     # Ubuntu 22.04 (Gradescope's default image) has Python 3.10: take 3.11 from deadsnakes.
-    apt-get update
     apt-get install -y software-properties-common
     add-apt-repository -y ppa:deadsnakes/ppa
     apt-get update
@@ -80,57 +85,75 @@ if ! "$PY" -m venv "$VENV"; then
     apt-get install -y "$(basename "$PY")-venv"
     "$PY" -m venv "$VENV"
 fi
-# bubblewrap is the optional sandbox (README, "Sandbox"); without it the grader uses plain
-# child processes and says so in every result.
-apt-get install -y bubblewrap || echo "setup.sh: bubblewrap not installed"
 
-"$VENV/bin/python" -m pip install --upgrade pip
-# kernelgrade {version}'s dependencies, at the versions of the grader that built this bundle.
-"$VENV/bin/python" -m pip install \
+"$VENV/bin/python" -m pip install --upgrade {pip}
+# kernelgrade {version}'s dependencies; requirements-lock.txt fixes the version of every
+# package pip installs, direct or not (the versions the project was tested with).
+"$VENV/bin/python" -m pip install -c "$SOURCE/{lock}" \
 {requirements}
 "$VENV/bin/python" -m pip install --no-deps "$SOURCE/{wheel}"
-{solutions_env}="$SOURCE/solutions" "$VENV/bin/python" -m autograder.gradescope.run {exercise} --check
+# Lock the solutions and pass the preflight once (the instructor solution graded in the
+# sandbox), remembered in $ROOT/cache: no submission grades the solution again.
+"$VENV/bin/python" -m autograder.gradescope.run {exercise} --setup --root "$ROOT"
 """
 
 _RUN = r"""#!/usr/bin/env bash
 # Gradescope runs this for every submission: grade $ROOT/submission for {exercise} into
-# $ROOT/results/results.json. Exit status 0: graded (whatever the score); 2: the grader's own
-# setup is at fault (results.json then has no score and says so); 1: the grader crashed.
+# $ROOT/results/results.json, only inside bubblewrap. Exit status 0: graded (whatever the
+# score, a refused file included); 2: the grader is at fault (results.json then has no score
+# and says so). A results.json is always written.
 ROOT="${{{root_env}:-/autograder}}"
 PY="${{{python_env}:-$ROOT/venv/bin/python}}"
-# The instructor solution travels beside the wheel, never inside it (Gradescope unpacks the
-# zip into $ROOT/source).
-export {solutions_env}="$ROOT/source/solutions"
-if ! "$PY" -c 'import autograder.gradescope.run' >/dev/null 2>&1; then
-    echo "kernelgrade is not installed for $PY: did setup.sh fail?" >&2
+RESULTS="$ROOT/results/results.json"
+fail() {{
+    echo "$1" >&2
     mkdir -p "$ROOT/results"
-    cat > "$ROOT/results/results.json" <<'KERNELGRADE_JSON'
+    cat > "$RESULTS" <<'KERNELGRADE_JSON'
 {missing}
 KERNELGRADE_JSON
     exit 2
+}}
+if ! "$PY" -c 'import autograder.gradescope.run' >/dev/null 2>&1; then
+    fail "kernelgrade is not installed for $PY: did setup.sh fail?"
 fi
-exec "$PY" -m autograder.gradescope.run {exercise} --root "$ROOT"
+rm -f "$RESULTS"
+"$PY" -m autograder.gradescope.run {exercise} --root "$ROOT"
+status=$?
+if [ ! -s "$RESULTS" ]; then
+    fail "the grader ended (exit status $status) without writing $RESULTS"
+fi
+exit "$status"
 """
 
 _README = """# Gradescope autograder for `{exercise}` (kernelgrade {version})
 
 Made by `autograder gradescope build {exercise}`. Upload this zip as the assignment's
-autograder (Configure Autograder, Ubuntu base image). Gradescope runs `setup.sh` once (installs
-Python >= 3.11, the dependencies at the versions of the grader that built the zip and the
-kernelgrade wheel in `/autograder/venv`), then `run_autograder` for every submission.
+autograder (Configure Autograder, Ubuntu base image). Gradescope runs `setup.sh` once: it
+installs Python >= 3.11, bubblewrap, kernelgrade's dependencies at the versions of
+`requirements-lock.txt` and the kernelgrade wheel in `/autograder/venv`, then grades the
+instructor solution once (the preflight) and remembers that it passed in `/autograder/cache`.
+Then `run_autograder` runs for every submission.
 
+- Grading happens only inside bubblewrap. The container needs {needs}. Where it cannot run,
+  results.json has no score and says the grader failed ("not your score"); setup.sh prints a
+  WARNING. Nothing of the student's runs outside the sandbox.
 - The wheel holds no instructor solution (it is what students install); the solution is in
-  `solutions/{exercise}/solution.py`, which `run_autograder` names in `$KERNELGRADE_SOLUTIONS`.
-
+  `solutions/{exercise}/solution.py`, which the grading children never see (their sandbox
+  does not show `/autograder/source`) and which setup makes readable by the grader alone
+  (owned by uid {owner}, mode 0400).
 - The submission is the `.py` file or `.ipynb` notebook in `/autograder/submission`; with
-  several, the one named after the exercise (`{exercise}.ipynb`). None: score 0 and a message.
+  several, the one named after the exercise (`{exercise}.ipynb`). None, a link, a special
+  file or a file that is not Python source: score 0 and a message.
+- Hidden tests are named "hidden test N" and say only how they ended (correct, wrong result,
+  an error, out of time), before and after grades are published; public tests keep their
+  messages. The stdout (instructors only) has every test as graded, and the seed.
 - Gradescope has no GPU: grading runs on the Numba CUDA simulator, where the timing test and
   the largest sizes cannot run. Those tests are left out of the test list, and the output says
   "provisional: N points need a GPU": regrade on a GPU (`autograder grade --device gpu`) for
   the final score.
 - If the grader's own setup fails (not the student's code), results.json has no score, says
-  the grader failed and that this is not the student's score, and `run_autograder` exits
-  non-zero. Fix the setup and use "Regrade All Submissions". The cause is in the submission's
+  the grader failed and that this is not the student's score, and `run_autograder` exits 2.
+  Fix the setup and use "Regrade All Submissions". The cause is in the submission's
   autograder output (stdout, instructors only).
 """
 
@@ -139,16 +162,19 @@ _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
 
 
 def pinned(requirement: str) -> str:
-    """``requirement`` (``"numba-cuda[cu13]~=0.30.4"``) pinned to the version installed here
-    (``"numba-cuda[cu13]==0.30.4"``), so Gradescope grades with the versions the instructor's
-    grader was tested with; unchanged when it is not installed here."""
+    """``requirement`` (``"numba-cuda[cu13]~=0.30.4"``) pinned to its version in the bundle's
+    lock file (:func:`autograder.gradescope.lock.lock_text`), else to the version installed
+    here (``"numba-cuda[cu13]==0.30.4"``), so Gradescope grades with the versions the project
+    was tested with; unchanged when neither knows it."""
     m = _REQUIREMENT.match(requirement)
     if not m:
         return requirement
-    try:
-        version = importlib.metadata.version(m.group(1))
-    except importlib.metadata.PackageNotFoundError:
-        return requirement
+    version = pins(lock_text()).get(canonical(m.group(1)))
+    if version is None:
+        try:
+            version = importlib.metadata.version(m.group(1))
+        except importlib.metadata.PackageNotFoundError:
+            return requirement
     return f"{m.group(1)}{m.group(2) or ''}=={version}"
 
 
@@ -162,11 +188,13 @@ def render(exercise: str, wheel_name: str) -> dict[str, str]:
     exercises.get(exercise)
     p = project()
     missing = json.dumps(gradescope_grader_failure(
-        "kernelgrade is not installed in the autograder image (setup.sh failed?)", 0), indent=2)
+        "kernelgrade is not installed in the autograder image (did setup.sh fail?), or the "
+        "grader ended without writing results.json (see the autograder output)", 0), indent=2)
     fields = dict(exercise=exercise, version=p.version, root_env=ROOT_ENV,
-                  python_env=PYTHON_ENV, solutions_env=exercises.SOLUTIONS_ENV,
-                  wheel=wheel_name, major=MIN_PYTHON[0],
-                  minor=MIN_PYTHON[1], requirements=_requirements(p.requires), missing=missing)
+                  python_env=PYTHON_ENV, wheel=wheel_name, major=MIN_PYTHON[0],
+                  minor=MIN_PYTHON[1], requirements=_requirements(p.requires), missing=missing,
+                  lock=LOCK_NAME, pip=shlex.quote(pinned("pip")), needs=CONTAINER_NEEDS,
+                  owner=SOLUTIONS_OWNER)
     return {"setup.sh": _SETUP.format(**fields), "run_autograder": _RUN.format(**fields),
             "README.md": _README.format(**fields)}
 
@@ -188,8 +216,10 @@ def build_bundle(exercise: str, out: Path) -> Path:
                 entry = zipfile.ZipInfo(name, _EPOCH)
                 entry.external_attr = (0o755 if name != "README.md" else 0o644) << 16
                 z.writestr(entry, text, zipfile.ZIP_DEFLATED)
-            for name, data in {wheel.name: wheel.read_bytes(), **solutions}.items():
+            files = {wheel.name: wheel.read_bytes(), LOCK_NAME: lock_text().encode(),
+                     **solutions}
+            for name, data in files.items():
                 entry = zipfile.ZipInfo(name, _EPOCH)
-                entry.external_attr = 0o644 << 16
+                entry.external_attr = (0o600 if name in solutions else 0o644) << 16
                 z.writestr(entry, data, zipfile.ZIP_DEFLATED)
     return out

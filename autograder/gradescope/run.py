@@ -1,14 +1,28 @@
 """The bundle's grading step: ``python -m autograder.gradescope.run EXERCISE`` grades the
-submission in ``<root>/submission`` into ``<root>/results/results.json``.
+submission in ``<root>/submission`` into ``<root>/results/results.json``; with ``--setup``
+(``setup.sh``, once per image) it prepares the image instead (:func:`setup`).
 
 ``<root>`` is ``/autograder`` on Gradescope, or ``$KERNELGRADE_GRADESCOPE_ROOT`` (``--root``).
 The device is ``$KERNELGRADE_DEVICE`` (``--device``), default ``auto`` (Gradescope's machines
 have no GPU: the simulator, and a provisional score that says so).
 
-Exit status: 0 when the submission was graded, whatever the score (also when no submission file
-was found: score 0 with a message for the student); 2 when the grader's own setup is at fault
-(:class:`autograder.errors.GraderSetupError`, an unknown exercise, a bad device); 1 when the
-grader crashed. In the last two cases results.json has no score and says the grader failed
+Both steps grade in one environment (:func:`grading_environment`): bubblewrap required
+(``KERNELGRADE_SANDBOX=require``), the bundle's ``solutions/`` as ``$KERNELGRADE_SOLUTIONS``
+(locked by :func:`lock_solutions`), the preflight's remembered pass in ``<root>/cache`` (unless
+``$KERNELGRADE_CACHE_DIR`` names another folder). So the pass :func:`setup` stores has the key
+each submission's grading computes (:func:`autograder.preflight.fingerprint`), and a changed
+solution, package or sandbox grades the solution again.
+
+A submission is graded in this order, and results.json is always written:
+
+1. Where bubblewrap cannot run: no score, and a message that the grader failed (exit 2). No
+   student code runs outside the sandbox.
+2. No file to grade, a link or special file, a file that cannot be read as Python source: score
+   0 and one message for the student (exit 0). No byte behind a link is read.
+3. Otherwise the grading (exit 0, whatever the score).
+
+Exit status 2 when the grader is at fault (:class:`autograder.errors.GraderSetupError`, a crash
+of the grader): results.json has no score and says the grader failed
 (:func:`autograder.report.export.gradescope_grader_failure`).
 """
 
@@ -18,26 +32,93 @@ import argparse
 import json
 import os
 import re
+import stat
 import sys
 import time
 import traceback
 from pathlib import Path
 
 from .. import exercises
+from ..cache_folder import CACHE_ENV
 from ..errors import GraderSetupError
 from ..report import export
 
 DEFAULT_ROOT = "/autograder"
 ROOT_ENV = "KERNELGRADE_GRADESCOPE_ROOT"
+PYTHON_ENV = "KERNELGRADE_GRADESCOPE_PYTHON"
+SANDBOX_ENV = "KERNELGRADE_SANDBOX"
+DEVICE_ENV = "KERNELGRADE_DEVICE"
+#: Owner of the bundle's solutions when the grader runs as root (Gradescope's containers): a
+#: user id nothing runs as. A child of the sandbox is root without capabilities, so a file owned
+#: by another user with mode 0400 is closed to it, while the grader (root with its capabilities)
+#: still reads it.
+SOLUTIONS_OWNER = 64123
+SUFFIXES = (".py", ".ipynb")
+#: What a container needs to grade (bubblewrap's namespaces), for the message and the docs.
+CONTAINER_NEEDS = ("the bwrap program (setup.sh installs the bubblewrap package) and permission "
+                   "to create mount, PID and network namespaces (as root: CAP_SYS_ADMIN, and "
+                   "seccomp and AppArmor profiles that allow unshare and mount; "
+                   "docs/gradescope.md)")
+
+
+def grading_environment(root: Path) -> dict[str, str]:
+    """Set this process's environment for grading in ``root``, the same at setup and for every
+    submission: ``KERNELGRADE_SANDBOX=require``, ``$KERNELGRADE_SOLUTIONS`` =
+    ``<root>/source/solutions``, ``$KERNELGRADE_CACHE_DIR`` = ``<root>/cache`` unless set; the
+    runner's own variables (root, Python, device) are removed, so they are not part of the
+    preflight's key. Returns the variables set."""
+    for name in (ROOT_ENV, PYTHON_ENV, DEVICE_ENV):
+        os.environ.pop(name, None)
+    chosen = {SANDBOX_ENV: "require",
+              exercises.SOLUTIONS_ENV: str(root / "source" / "solutions"),
+              CACHE_ENV: os.environ.get(CACHE_ENV) or str(root / "cache")}
+    os.environ.update(chosen)
+    return chosen
+
+
+def lock_solutions(folder: Path) -> str:
+    """Make the instructor solutions under ``folder`` readable by the grader alone: folders
+    0700, files 0400, and, when this process is root, owned by :data:`SOLUTIONS_OWNER` (a
+    sandboxed child is root without capabilities: the owner bits are not its). Links are left
+    alone. Returns one line saying what was done (also when ``folder`` is missing)."""
+    if not folder.is_dir():
+        return f"solutions: {folder} is not a folder"
+    owner = SOLUTIONS_OWNER if os.geteuid() == 0 else None
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name, mode in [("", 0o700)] + [(d, 0o700) for d in dirnames] + \
+                [(f, 0o400) for f in filenames]:
+            path = os.path.join(dirpath, name) if name else dirpath
+            if os.path.islink(path):
+                continue
+            if owner is not None:
+                os.chown(path, owner, owner, follow_symlinks=False)
+            os.chmod(path, mode)
+    who = f"owned by uid {owner}" if owner is not None else "owned by this user"
+    return f"solutions: {folder} locked ({who}, folders 0700, files 0400)"
+
+
+# ---------------------------------------------------------------------------------------------
+# The submission
+
+
+def _walk(folder: Path):
+    """Every entry below ``folder`` that is not a folder (links and special files included),
+    without following links; hidden names and ``__MACOSX``-like folders skipped."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for e in entries:
+        if e.name.startswith((".", "__")):
+            continue
+        if e.is_dir(follow_symlinks=False):
+            yield from _walk(Path(e.path))
+        else:
+            yield Path(e.path)
 
 
 def _candidates(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.rglob("*")
-                  if p.is_file() and p.suffix in (".py", ".ipynb")
-                  and not any(part.startswith((".", "__"))
-                              for part in p.relative_to(folder).parts))
+    return [p for p in _walk(folder) if p.suffix in SUFFIXES]
 
 
 def _names_exercise(path: Path, exercise: str) -> bool:
@@ -47,8 +128,10 @@ def _names_exercise(path: Path, exercise: str) -> bool:
 
 
 def find_submission(folder: Path, exercise: str) -> tuple[Path | None, str]:
-    """The file to grade in Gradescope's submission ``folder`` (searched recursively; hidden
-    folders, ``__MACOSX`` and ``.ipynb_checkpoints`` ignored), and, when there is none, why.
+    """The file to grade in Gradescope's submission ``folder`` (searched recursively, links
+    not followed; hidden folders, ``__MACOSX`` and ``.ipynb_checkpoints`` ignored), and, when
+    there is none, why. A link or special file with a ``.py`` / ``.ipynb`` name counts (it is
+    refused later, with its own message: :func:`refusal`).
 
     One ``.py`` / ``.ipynb`` file is it. Among several, the ones whose name names the exercise
     (``tiled_matmul.ipynb``, ``01_tiled_matmul.py``) are preferred, then a single notebook, then
@@ -56,7 +139,7 @@ def find_submission(folder: Path, exercise: str) -> tuple[Path | None, str]:
     """
     found = _candidates(folder)
     if not found:
-        others = sorted(p.name for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        others = sorted(p.name for p in _walk(folder))
         listing = f" (it holds: {', '.join(others[:10])})" if others else " (it is empty)"
         return None, (f"No .py file or .ipynb notebook was found in your submission{listing}. "
                       f"Upload your notebook ({exercise}.ipynb) or a .py file that defines what "
@@ -72,7 +155,47 @@ def find_submission(folder: Path, exercise: str) -> tuple[Path | None, str]:
                   f"{exercise}.ipynb.")
 
 
-def _no_submission(exercise: str, message: str, seconds: float) -> dict:
+def refusal(path: Path) -> str:
+    """Why ``path`` is not graded without being read (a link, whatever it points to, or not a
+    regular file: a pipe, a device), or ``""``. Only ``lstat`` is used: no byte is read."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        return f"{path.name} cannot be read ({exc.strerror})."
+    if stat.S_ISLNK(mode):
+        return (f"{path.name} is a link to another file, and links are not graded: upload the "
+                "file itself.")
+    if not stat.S_ISREG(mode):
+        return f"{path.name} is not a regular file, so it is not graded: upload the file itself."
+    return ""
+
+
+def unreadable(path: Path) -> str:
+    """Why the student's ``path`` cannot be graded as Python source, or ``""``: what
+    :func:`autograder.submission.load_source` refuses, and anything else reading or compiling
+    it raises (a file too deep for the compiler, a notebook of the wrong shape), which is the
+    file's doing, never the grader's. A syntax error is graded (with its line), not refused."""
+    from ..submission import SubmissionError, load_source
+
+    try:
+        source = load_source(path)
+        compile(source.text, path.name, "exec")
+    except SubmissionError as exc:
+        return str(exc)
+    except SyntaxError:
+        return ""
+    except (RecursionError, MemoryError) as exc:
+        return (f"{path.name} is too large or too deeply nested to compile "
+                f"({type(exc).__name__}): split its longest expressions.")
+    except Exception as exc:  # a notebook of the wrong shape, say
+        what = "a notebook" if path.suffix == ".ipynb" else "Python source"
+        return (f"{path.name} could not be read as {what} ({type(exc).__name__}): save it "
+                "again from Jupyter or your editor and submit it again.")
+    return ""
+
+
+def _student_zero(exercise: str, message: str, seconds: float) -> dict:
+    """results.json for a submission refused before grading: score 0 and the message."""
     ex = exercises.get(exercise)
     return {
         "score": 0.0,
@@ -92,6 +215,24 @@ def _write(root: Path, results: dict) -> Path:
     return out
 
 
+def require_sandbox() -> None:
+    """Raise :class:`autograder.sandbox.SandboxUnavailable` (a ``GraderSetupError``) naming
+    the cause and what the container needs, unless bubblewrap runs here."""
+    from ..sandbox import SandboxUnavailable, sandbox_status
+
+    status = sandbox_status()
+    if not status.available:
+        raise SandboxUnavailable(
+            f"the grading sandbox (bubblewrap) cannot run in this container: "
+            f"{status.reason.rstrip('.')}. "
+            f"kernelgrade grades on Gradescope only inside it, so no student code was run. The "
+            f"container needs {CONTAINER_NEEDS}.")
+
+
+# ---------------------------------------------------------------------------------------------
+# The steps
+
+
 def run(root: Path, exercise: str, device: str = "auto") -> int:
     """Grade ``<root>/submission`` for ``exercise`` on ``device`` and write
     ``<root>/results/results.json``; return the exit status (see the module docstring). The
@@ -101,10 +242,15 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
     try:
         if exercise not in exercises.names():
             raise GraderSetupError(str(exercises.UnknownExercise(exercise)))
-        path, why = find_submission(root / "submission", exercise)
-        if path is None:
-            print(why)
-            _write(root, _no_submission(exercise, why, time.monotonic() - start))
+        grading_environment(root)
+        print(lock_solutions(root / "source" / "solutions"))
+        require_sandbox()
+        folder = root / "submission"
+        path, why = find_submission(folder, exercise)
+        why = (why or refusal(path) or unreadable(path)).replace(f"{folder}{os.sep}", "")
+        if why:
+            print(f"not graded: {why}")
+            _write(root, _student_zero(exercise, why, time.monotonic() - start))
             return 0
         print(f"grading {path} for {exercise} on device {device}", flush=True)
         from ..grader import grade
@@ -116,6 +262,7 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
             raise GraderSetupError(str(exc)) from exc
         _write(root, export.to_gradescope(result.to_dict(), time.monotonic() - start))
         print_result(result)
+        print(f"graded in {time.monotonic() - start:.1f} s")
         return 0
     except GraderSetupError as exc:
         print(f"grader setup error: {exc}", file=sys.stderr)
@@ -125,37 +272,62 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
         traceback.print_exc()
         _write(root, export.gradescope_grader_failure(
             f"the grader crashed: {type(exc).__name__}: {exc}", time.monotonic() - start))
-        return 1
+        return GraderSetupError.exit_code
 
 
-def check(exercise: str) -> int:
-    """Setup-time check (setup.sh): the exercise exists and its instructor solution is found
-    (``$KERNELGRADE_SOLUTIONS``: the bundle's ``solutions/``). Prints what it found; returns 0,
-    or 2 with the cause."""
+def setup(root: Path, exercise: str, device: str = "auto") -> int:
+    """Prepare the image (``setup.sh``, as root): lock the bundle's solutions, check that the
+    exercise and its solution are found, and pass the preflight once (the instructor solution
+    graded in the sandbox, remembered in the cache folder, so no submission grades it again).
+    Returns 0; 2 when the solution is missing or fails the preflight (the image is unusable).
+    Where bubblewrap cannot run, it warns and returns 0: the grading container may allow what
+    the image build does not, and each submission checks again."""
     from ..exercises import solution_path
+    from ..sandbox import SandboxUnavailable
 
+    env = grading_environment(root)
+    print(lock_solutions(root / "source" / "solutions"))
     try:
         print(f"{exercise}: instructor solution {solution_path(exercises.get(exercise))}")
     except (exercises.UnknownExercise, FileNotFoundError) as exc:
         print(f"kernelgrade setup check failed: {exc}", file=sys.stderr)
         return 2
+    start = time.monotonic()
+    try:
+        require_sandbox()
+        from ..grader import resolve_device
+        from .. import preflight
+
+        backend = resolve_device(device)
+        preflight.check(exercise, backend)
+    except SandboxUnavailable as exc:
+        print(f"WARNING: {exc} Until it can, every submission gets no score and a message "
+              "that the grader failed.", file=sys.stderr)
+        return 0
+    except (GraderSetupError, ValueError) as exc:
+        print(f"kernelgrade setup: {exc}", file=sys.stderr)
+        return 2
+    print(f"preflight of {exercise} on {backend}: passed in {time.monotonic() - start:.1f} s, "
+          f"remembered in {env[CACHE_ENV]}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line of ``run_autograder``: ``EXERCISE [--root DIR] [--device D] [--check]``."""
+    """Command line of ``run_autograder`` and ``setup.sh``:
+    ``EXERCISE [--root DIR] [--device D] [--setup]``."""
     ap = argparse.ArgumentParser(prog="python -m autograder.gradescope.run",
                                  description="Grade a Gradescope submission (run_autograder).")
     ap.add_argument("exercise")
     ap.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_ENV, DEFAULT_ROOT)),
                     help=f"Gradescope's root (default ${ROOT_ENV} or {DEFAULT_ROOT}).")
-    ap.add_argument("--device", default=os.environ.get("KERNELGRADE_DEVICE", "auto"),
+    ap.add_argument("--device", default=os.environ.get(DEVICE_ENV, "auto"),
                     help="auto (GPU if there is one), gpu or sim.")
-    ap.add_argument("--check", action="store_true",
-                    help="Only check that the exercise and its solution are found.")
+    ap.add_argument("--setup", action="store_true",
+                    help="Prepare the image (setup.sh): lock the solutions, pass the preflight "
+                         "once.")
     args = ap.parse_args(argv)
-    if args.check:
-        return check(args.exercise)
+    if args.setup:
+        return setup(args.root, args.exercise, args.device)
     return run(args.root, args.exercise, args.device)
 
 

@@ -82,28 +82,55 @@ def _gs_status(status: str) -> str:
     return "passed" if status == "passed" else "failed"
 
 
+def _gs_shown(result: dict) -> list[tuple[dict, str, str]]:
+    """``(test, name, output)`` of each test of ``result`` as a student may read it in
+    results.json: a hidden correctness test is ``hidden test N`` with a few words on how it
+    ended (the wording of nbgrader's feedback, :data:`autograder.nbgrader.cellreport.
+    HIDDEN_STATUS_TEXT`): no size, index, value or grader message, before or after grades are
+    published. Every other test keeps its name and message."""
+    from ..nbgrader.cellreport import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
+    from ..results import Status
+
+    shown, hidden_no = [], 0
+    for t in result["tests"]:
+        if t["kind"] == "correctness" and t.get("visibility", "hidden") == "hidden":
+            hidden_no += 1
+            status = Status(t["status"])
+            text = (HIDDEN_SKIPPED_ON_SIM if status is Status.SKIPPED and result["device"] == "sim"
+                    else HIDDEN_STATUS_TEXT[status])
+            shown.append((t, f"hidden test {hidden_no}", text))
+        else:
+            shown.append((t, t["name"], t["message"]))
+    return shown
+
+
 def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
     """Gradescope's ``results.json`` (its autograder specification) for one result dict.
 
     ``execution_time``: the grading's wall time in seconds (default: the child processes' wall
     time recorded in ``phases_s["total"]``, else 0); written as whole seconds, as in the spec.
     Tests have ``name``, ``score``, ``max_score``, ``status`` (``passed`` or ``failed``: error
-    and timeout are failed), ``output``, ``visibility`` (hidden tests ``after_published``) and
-    ``tags`` (the test's kind). Skipped tests are left out of ``tests``: they earned nothing and
-    lost nothing; the top-level ``output`` names them with the provisional wording, and
-    ``extra_data`` (stored, not shown to students) carries ``provisional``, ``pending_points``,
-    ``skipped``, ``device``, the secret ``seed`` an instructor replays the run with and the
-    ``instructor_notes`` (sandbox mode, skipped statements), which ``output`` leaves out.
+    and timeout are failed), ``output``, ``visibility`` (public tests ``visible``, the others
+    ``after_published``) and ``tags`` (the test's kind). Hidden correctness tests are named
+    ``hidden test N`` and say only how they ended (:func:`_gs_shown`), in ``tests``, in
+    ``output`` and in ``extra_data``. Skipped tests are left out of ``tests``: they earned
+    nothing and lost nothing; the top-level ``output`` names them with the provisional wording,
+    and ``extra_data`` (stored, not shown to students) carries ``provisional``,
+    ``pending_points``, ``skipped``, ``device``, the secret ``seed`` an instructor replays the
+    run with and the ``instructor_notes`` (sandbox mode, skipped statements), which ``output``
+    leaves out. No ``stdout_visibility``: the console report (every test as graded) stays the
+    instructor's.
     """
     if execution_time is None:
         execution_time = float(result.get("phases_s", {}).get("total", 0.0))
-    skipped = [t for t in result["tests"] if t["status"] == "skipped"]
+    shown = _gs_shown(result)
+    skipped = [(t, name, text) for t, name, text in shown if t["status"] == "skipped"]
     lines = [f"Graded on {_device_words(result['device'])}: "
              f"{result['score']:g} of {result['max_score']:g} points."]
     if skipped:
         lines.append(f"This score is {note(result)}: these tests were not graded here and are "
                      "not part of it:")
-        lines += [f"- {t['name']} ({t['max_points']:g} points): {t['message']}" for t in skipped]
+        lines += [f"- {name} ({t['max_points']:g} points): {text}" for t, name, text in skipped]
     lines += list(result.get("notes", []))
     return {
         "score": result["score"],
@@ -112,22 +139,22 @@ def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
         "extra_data": {
             "provisional": is_provisional(result),
             "pending_points": pending_points(result),
-            "skipped": [t["name"] for t in skipped],
+            "skipped": [name for _, name, _ in skipped],
             "device": result["device"],
             "seed": result.get("seed"),
             "instructor_notes": list(result.get("instructor_notes", [])),
         },
         "tests": [
             {
-                "name": t["name"],
+                "name": name,
                 "score": t["points"],
                 "max_score": t["max_points"],
                 "status": _gs_status(t["status"]),
-                "output": t["message"],
+                "output": text,
                 "visibility": _GS_VISIBILITY.get(t["visibility"], "after_published"),
                 "tags": [t["kind"]],
             }
-            for t in result["tests"] if t["status"] != "skipped"
+            for t, name, text in shown if t["status"] != "skipped"
         ],
     }
 
