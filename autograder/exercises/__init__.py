@@ -27,6 +27,7 @@ DEFINITION = "exercise.py"
 SOLUTION = "solution.py"
 NOTEBOOK = "notebook.py"
 MUTANTS = "mutants"
+VARIANTS = "variants"
 
 #: A folder of instructor solutions (``<name>.py`` or ``<name>/solution.py``), for an installed
 #: kernelgrade that carries none; a course's nbgrader_config.py sets it to the course's
@@ -88,3 +89,10 @@ def mutants(name: str) -> list[Path]:
     """The known-bad submissions of exercise ``name`` (``mutants/*.py`` in its folder), sorted;
     empty for an installed kernelgrade, which carries none."""
     return sorted((folder(name) / MUTANTS).glob("*.py"))
+
+
+def variants(name: str) -> list[Path]:
+    """The textbook-correct variants of exercise ``name`` (``variants/*.py`` in its folder,
+    issue 22): kernels a course teaches that must get full points, timing included, on a GPU
+    (``tests/test_variants_gpu.py``); sorted, empty for an installed kernelgrade."""
+    return sorted((folder(name) / VARIANTS).glob("*.py"))
