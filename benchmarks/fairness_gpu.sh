@@ -31,7 +31,8 @@ for step in ${STEPS:-fairness pytest}; do
       work=$(mktemp -d /tmp/fairness-XXXX)
       python3 benchmarks/fairness.py --out "$work" ${FAIRNESS:-}
       echo "fairness: exit $?, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/env.txt"
-      cp "$work"/fairness.md "$work"/fairness.json "$work"/batch_*.log "$OUT_DIR"/ 2>/dev/null ;;
+      cp "$work"/fairness.md "$work"/fairness.json "$OUT_DIR"/
+      [ -z "${LOGS:-}" ] || cp "$work"/batch_*.log "$OUT_DIR"/ ;;
     pytest)
       KERNELGRADE_TEST_DEVICE=gpu timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -rA \
         ${PYTEST_FILES:-tests/test_variants_gpu.py} > "$OUT_DIR/pytest.txt" 2>&1
