@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import diagnostics, environment, gpulock, plan
+from .timing import loop_bounds_at_run_time
 from .exercises.base import Exercise
 from .judge_cases import passed_every_case
 from .protocol import Done, Imported, Ready, Start, received
@@ -97,7 +98,10 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     try:
         if exercise.timing:
             graded = request("gpu", ["compile", "run", "time"], cases,
-                             timing=plan.timing_request(exercise, seed), await_go=True)
+                             timing=plan.timing_request(
+                                 exercise, seed, loop_bounds_at_run_time(
+                                     source.text, exercise.contract.kernel or "")),
+                             await_go=True)
             steps = TIMED_STEPS
 
             def decide(records: list) -> bool:  # the verdict, on the records so far

@@ -294,7 +294,7 @@ def _instructor_files_hidden() -> list[str]:
     args: list[str] = []
     for name in exercises.names():
         folder = exercises.HERE / name
-        for f in (exercises.SOLUTION, exercises.NOTEBOOK):
+        for f in (exercises.SOLUTION, exercises.SOLUTION_BLOCKDIM, exercises.NOTEBOOK):
             if (folder / f).is_file():
                 args += ["--ro-bind", "/dev/null", str(folder / f)]
         for hidden in (exercises.MUTANTS, exercises.VARIANTS):

@@ -37,12 +37,61 @@ and :func:`verdict` run in the grader on the raw samples. Times are in milliseco
 
 from __future__ import annotations
 
+import ast
 import math
 import statistics
 import time
 from dataclasses import dataclass
 
 SELF_CHECK_TOLERANCE = 0.05
+
+
+def loop_bounds_at_run_time(text: str, kernel: str) -> bool:
+    """True when a loop of the function ``kernel`` in the source ``text`` is bounded by the
+    block's size read at run time (``cuda.blockDim``, directly or through a name assigned from
+    it): the stop or step of a ``for ... in range(...)``, or a ``while`` test. Such a loop
+    cannot be unrolled, which costs a textbook kernel 1.3-1.4x against the instructor's
+    compile-time bounds (issue 22: a reduction from ``cuda.blockDim.x // 2``, a transpose
+    stepping by ``cuda.blockDim.y``); the grader then times it against the instructor's
+    kernel bounded the same way (:func:`autograder.exercises.timing_solution_path`). False for
+    text that does not parse or has no such function."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel]
+    if not found:
+        return False
+    body = found[-1]
+    tainted: set[str] = set()
+
+    def reads_block_dim(node) -> bool:
+        return any((isinstance(n, ast.Attribute) and n.attr == "blockDim")
+                   or (isinstance(n, ast.Name) and n.id in tainted) for n in ast.walk(node))
+
+    assigns = [n for n in ast.walk(body) if isinstance(n, (ast.Assign, ast.AnnAssign))
+               and n.value is not None]
+    changed = True
+    while changed:
+        changed = False
+        for a in assigns:
+            if reads_block_dim(a.value):
+                targets = a.targets if isinstance(a, ast.Assign) else [a.target]
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name) and n.id not in tainted:
+                            tainted.add(n.id)
+                            changed = True
+    for loop in ast.walk(body):
+        if isinstance(loop, ast.While) and reads_block_dim(loop.test):
+            return True
+        if (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call)
+                and isinstance(loop.iter.func, ast.Name) and loop.iter.func.id == "range"):
+            args = loop.iter.args
+            bounds = args[:1] if len(args) == 1 else args[1:]
+            if any(reads_block_dim(a) for a in bounds):
+                return True
+    return False
 
 
 def compiled_for(kernel, args, identity: str | None = None) -> bool:

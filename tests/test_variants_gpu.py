@@ -1,7 +1,9 @@
 """Issue 22: textbook-correct variants of each timed exercise (``variants/`` in its folder: loop
 bounds from ``cuda.blockDim``, ``cuda.grid()`` indexing, the course material's own kernel) get
-full points on a GPU, timing included: a student is never timed against a reference that only a
-compile-time constant makes faster (see each exercise's timing reference)."""
+full points on a GPU, timing included. A kernel whose loops are bounded by ``cuda.blockDim`` at
+run time (no unrolling: 1.32x for the reduction, 1.37x for the transpose against the
+instructor's compile-time bounds, H100 2026-11-24) is timed against the instructor's kernel
+bounded the same way (``solution_blockdim.py``); every other kernel against ``solution.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import pytest
 from autograder import exercises
 from autograder.results import Kind
 
-from .conftest import grade_file, needs_gpu
+from autograder.timing import loop_bounds_at_run_time
+from conftest import grade_file, needs_gpu
 
 VARIANTS = [(name, path) for name in exercises.names() for path in exercises.variants(name)]
 
@@ -18,6 +21,37 @@ VARIANTS = [(name, path) for name in exercises.names() for path in exercises.var
 def test_every_timed_exercise_lists_variants():
     timed = {e.name for e in exercises.all_exercises() if e.timing}
     assert timed <= {name for name, _ in VARIANTS}
+
+
+def _reads_block_dim(name, path) -> bool:
+    return loop_bounds_at_run_time(path.read_text(encoding="utf-8"),
+                                   exercises.get(name).contract.kernel)
+
+
+def test_the_timing_reference_follows_the_students_loop_bounds():
+    """Only kernels whose loops are bounded by ``cuda.blockDim`` get the run-time reference:
+    the ``blockdim_loop`` variants and each ``solution_blockdim.py``, never a solution, a
+    known-bad submission or a variant that reads ``cuda.blockDim`` only for an index."""
+    for name, path in VARIANTS:
+        assert _reads_block_dim(name, path) == (path.stem == "blockdim_loop"), path
+    timed = [e.name for e in exercises.all_exercises() if e.timing]
+    for name in timed:
+        blockdim = exercises.folder(name) / exercises.SOLUTION_BLOCKDIM
+        assert _reads_block_dim(name, blockdim), blockdim
+        assert exercises.timing_solution_path(name, True) == blockdim
+        assert exercises.timing_solution_path(name, False) == exercises.solution_path(name)
+        for path in [exercises.solution_path(name), *exercises.mutants(name)]:
+            assert not _reads_block_dim(name, path), path
+
+
+def test_loop_bounds_read_through_names_and_only_as_bounds():
+    kernel = "def k(x):\n    tid = cuda.threadIdx.x\n    i = cuda.blockIdx.x * cuda.blockDim.x + tid\n"
+    assert not loop_bounds_at_run_time(kernel + "    for j in range(i, 8):\n        pass\n", "k")
+    assert loop_bounds_at_run_time(kernel + "    for j in range(0, i):\n        pass\n", "k")
+    assert loop_bounds_at_run_time(
+        kernel + "    bd = cuda.blockDim\n    s = bd.x // 2\n    while s > 0:\n        s //= 2\n", "k")
+    assert not loop_bounds_at_run_time(kernel + "    while i > 0:\n        pass\n", "other")
+    assert not loop_bounds_at_run_time("def k(:\n", "k")
 
 
 @needs_gpu("grades each textbook variant on a GPU with its timing")

@@ -25,6 +25,8 @@ from .base import Exercise
 HERE = Path(__file__).resolve().parent
 DEFINITION = "exercise.py"
 SOLUTION = "solution.py"
+#: The instructor's kernel with loop bounds read from ``cuda.blockDim`` (issue 22).
+SOLUTION_BLOCKDIM = "solution_blockdim.py"
 NOTEBOOK = "notebook.py"
 MUTANTS = "mutants"
 VARIANTS = "variants"
@@ -83,6 +85,25 @@ def solution_path(exercise: Exercise | str) -> Path:
         f"no instructor solution for {name}: looked at {', '.join(map(str, candidates))} "
         f"(an installed kernelgrade carries none: pass --solutions DIR or set {SOLUTIONS_ENV} "
         "to a folder of solutions, e.g. a course's instructor/solutions)")
+
+
+def timing_solution_path(exercise: Exercise | str, bounds_at_run_time: bool = False) -> Path:
+    """The instructor solution a student's kernel is timed against: :func:`solution_path`, or,
+    for a student whose loops are bounded by ``cuda.blockDim`` at run time
+    (:func:`autograder.timing.loop_bounds_at_run_time`), the instructor's kernel bounded the
+    same way when the exercise has one (``solution_blockdim.py`` in its folder, or
+    ``$KERNELGRADE_SOLUTIONS/<name>_blockdim.py`` / ``.../<name>/solution_blockdim.py``).
+    Raises ``FileNotFoundError`` as :func:`solution_path` does."""
+    name = exercise if isinstance(exercise, str) else exercise.name
+    if bounds_at_run_time:
+        candidates = [folder(name) / SOLUTION_BLOCKDIM]
+        extra = os.environ.get(SOLUTIONS_ENV)
+        if extra:
+            candidates += [Path(extra) / f"{name}_blockdim.py", Path(extra) / name / SOLUTION_BLOCKDIM]
+        for path in candidates:
+            if path.is_file():
+                return path
+    return solution_path(name)
 
 
 def mutants(name: str) -> list[Path]:
