@@ -4,7 +4,7 @@
 # on and off) and the textbook variants' GPU test. On the device machine: carry .whl (see
 # gpu_checks.sh; WHL=path/to/.whl when the tree is elsewhere).
 # Usage: [WHL=.whl] [FAIRNESS="--copies 4"] [PYTEST_FILES=tests/test_variants_gpu.py]
-#        [STEPS="fairness pytest"] bash benchmarks/fairness_gpu.sh OUTDIR
+#        [STEPS="pytest fairness"] bash benchmarks/fairness_gpu.sh OUTDIR
 # Writes OUTDIR/env.txt, OUTDIR/fairness.{md,json}, OUTDIR/batch_{on,off}.log, OUTDIR/pytest.txt.
 set -uo pipefail
 OUT_DIR=${1:-${OUT:-/tmp/kernelgrade-fairness}}
@@ -24,14 +24,13 @@ export PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; nproc
   echo "sandbox: $(python3 -m autograder.sandbox 2>&1 | head -1) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
 } | tee -a "$OUT_DIR/env.txt"
-for step in ${STEPS:-fairness pytest}; do
+for step in ${STEPS:-pytest fairness}; do
   start=$(date +%s)
   case $step in
     fairness)
       work=$(mktemp -d /tmp/fairness-XXXX)
-      python3 benchmarks/fairness.py --out "$work" ${FAIRNESS:-}
+      python3 benchmarks/fairness.py --out "$work" --result "$OUT_DIR/fairness" ${FAIRNESS:-}
       echo "fairness: exit $?, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/env.txt"
-      cp "$work"/fairness.md "$work"/fairness.json "$OUT_DIR"/
       [ -z "${LOGS:-}" ] || cp "$work"/batch_*.log "$OUT_DIR"/ ;;
     pytest)
       KERNELGRADE_TEST_DEVICE=gpu timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -rA \
