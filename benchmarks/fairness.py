@@ -43,7 +43,7 @@ POINTS_BAND = 1.0
 
 def distinct_files(names: list[str], max_mutants: int | None) -> list[dict]:
     """Every file of the class before copying: ``{"id", "exercise", "kind", "path"}`` with kind
-    ``solution``, ``known_bad`` or ``variant``."""
+    ``solution``, ``known_bad`` or ``variant`` (``extra``: a file named by ``--extra``)."""
     files = []
     for name in names:
         folder = exercises.folder(name)
@@ -205,12 +205,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exercises", nargs="*", default=None)
     ap.add_argument("--sanitize", nargs="+", choices=("on", "off"), default=["on", "off"])
     ap.add_argument("--max-mutants", type=int, default=None)
+    ap.add_argument("--extra", nargs="*", default=[], metavar="EXERCISE=PATH",
+                    help="more files to copy into the class (kind 'extra'), e.g. "
+                         "tiled_matmul=tests/files/hints/f64_tiled_matmul.py")
     ap.add_argument("--device", default="gpu", help="gpu (the issue's setting) or sim (a dry run)")
     ap.add_argument("--result", type=Path, default=None,
                     help="also write RESULT.json and RESULT.md (benchmarks/results/...)")
     args = ap.parse_args(argv)
     names = args.exercises or exercises.names()
     files = distinct_files(names, args.max_mutants)
+    for item in args.extra:
+        name, _, path = item.partition("=")
+        files.append({"id": f"{name}.{Path(path).stem}", "exercise": name, "kind": "extra",
+                      "path": str((ROOT / path).resolve())})
     args.out.mkdir(parents=True, exist_ok=True)
     root = args.out / "submitted"
     build_class(root, files, args.copies)
