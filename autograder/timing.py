@@ -96,8 +96,8 @@ def loop_bounds_at_run_time(text: str, kernel: str) -> bool:
 
 def compiled_for(kernel, args, identity: str | None = None) -> bool:
     """Compile ``kernel`` (a Numba CUDA dispatcher) for ``args`` now, without launching it, so
-    that its first launch finds it compiled (the JIT, CPU work, stays outside the GPU lock's
-    holds: :mod:`autograder.gpulock`). With ``identity`` (a kernel the grader trusts), from the
+    that its first launch finds it compiled (the JIT, CPU work, stays outside the exclusive
+    hold of a measurement: :mod:`autograder.gpulock`). With ``identity`` (a kernel the grader trusts), from the
     host's cache of compiled kernels when it has it (:mod:`autograder.kernel_cache`). A kernel
     that cannot be compiled that way (one given fixed signatures) is left as it is: its launch
     compiles or fails as before. True when it came from the cache."""
