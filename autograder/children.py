@@ -100,7 +100,8 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
             graded = request("gpu", ["compile", "run", "time"], cases,
                              timing=plan.timing_request(
                                  exercise, seed, loop_bounds_at_run_time(
-                                     source.text, exercise.contract.kernel or "")),
+                                     source.text, exercise.contract.kernel or "",
+                                     [c.name for c in exercise.contract.constants])),
                              await_go=True)
             steps = TIMED_STEPS
 

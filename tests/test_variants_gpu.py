@@ -23,9 +23,10 @@ def test_every_timed_exercise_lists_variants():
     assert timed <= {name for name, _ in VARIANTS}
 
 
-def _reads_block_dim(name, path) -> bool:
-    return loop_bounds_at_run_time(path.read_text(encoding="utf-8"),
-                                   exercises.get(name).contract.kernel)
+def _reads_block_dim(name, path, text=None) -> bool:
+    contract = exercises.get(name).contract
+    return loop_bounds_at_run_time(text or path.read_text(encoding="utf-8"), contract.kernel,
+                                   [c.name for c in contract.constants])
 
 
 def test_the_timing_reference_follows_the_students_loop_bounds():
@@ -42,6 +43,19 @@ def test_the_timing_reference_follows_the_students_loop_bounds():
         assert exercises.timing_solution_path(name, False) == exercises.solution_path(name)
         for path in [exercises.solution_path(name), *exercises.mutants(name)]:
             assert not _reads_block_dim(name, path), path
+
+
+def test_an_added_loop_over_block_dim_does_not_buy_the_slower_reference():
+    """A knowing student who keeps the interleaved reduction's compile-time loop and adds a loop
+    over ``cuda.blockDim`` is still timed against ``solution.py``."""
+    path = exercises.folder("block_sum") / "mutants" / "interleaved.py"
+    text = path.read_text(encoding="utf-8").replace(
+        "    stride = 1\n", "    stride = 1\n    for _ in range(cuda.blockDim.x // 4096):\n"
+        "        stride = 1\n")
+    assert "4096" in text
+    assert not _reads_block_dim("block_sum", path, text)
+    runtime = text.replace("while stride < BLOCK_SIZE:", "while stride < cuda.blockDim.x:")
+    assert _reads_block_dim("block_sum", path, runtime)  # then its loop is compiled so too
 
 
 def test_loop_bounds_read_through_names_and_only_as_bounds():
