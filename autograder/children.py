@@ -2,23 +2,26 @@
 graded child (its cases, then its timing) and the compute-sanitizer runs; the instrumented
 simulator run; on the simulator, the correctness child and the compile check.
 
-On a GPU every child starts at once, holding nothing: starting Python, importing Numba, creating
-a CUDA context and compiling (most of a child's life) is the host's work. One child per grading
+On a GPU every child holds the GPU lock (:mod:`autograder.gpulock`) shared for all of its life,
+from before it starts to its exit: creating a CUDA context, loading modules, compute-sanitizer's
+own start-up and a context's teardown are GPU work that disturbed other gradings' measurements
+(issue 22). Shared holders run side by side. One child per grading
 runs the cases and then the timing, so each grading creates one CUDA context and compiles the
 student's kernel once for both (creating contexts is what a loaded host waits for). It says
 ``ready`` at three points (:mod:`autograder.harness`) and waits for a byte each time; the
 grader answers in that child's thread (:func:`run_holding`):
 
-1. before the cases: the grader takes the GPU lock (:mod:`autograder.gpulock`) **shared**
-   (other gradings' cases may run beside them, no measurement does) and says go;
-2. after the cases: the grader lets the lock go and judges the cases received so far; go only
-   when every case passed (timing counts only for such a kernel), else the child ends;
-3. once it has compiled the instructor's kernel: the grader takes the lock **exclusive** for the
-   timing's inputs, warm-up and measurement, and lets it go at ``done``.
+1. before the cases: go (the lock is held shared: other gradings' cases may run beside them, no
+   measurement does);
+2. after the cases: the grader judges the cases received so far; go only when every case
+   passed (timing counts only for such a kernel), else the child ends;
+3. once it has compiled and loaded the instructor's kernel: the grader lets its shared hold go,
+   takes the lock **exclusive** for the timing's inputs, warm-up and measurement, and at
+   ``done`` makes it shared again until the child has exited.
 
-The sanitizer runs hold the lock shared for their case. A thread that waits for the lock holds
-nothing, and a thread that holds it waits only for its own child's GPU work, so gradings in
-parallel threads or processes cannot deadlock on it. Time spent waiting for the grader does not
+The sanitizer runs hold the lock shared likewise. A thread that waits for the lock holds
+nothing, and a thread that holds it waits only for its own child, which never waits for the
+lock, so gradings in parallel threads or processes cannot deadlock on it. Time spent waiting for the grader does not
 count against a child's deadlines (:meth:`autograder.sandbox._Watchdog.pause`). The
 simulator's instrumented run uses only the host's CPU: it holds nothing.
 """
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import diagnostics, environment, gpulock, plan
+from .timing import loop_bounds_at_run_time
 from .exercises.base import Exercise
 from .judge_cases import passed_every_case
 from .protocol import Done, Imported, Ready, Start, received
@@ -94,7 +98,11 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     try:
         if exercise.timing:
             graded = request("gpu", ["compile", "run", "time"], cases,
-                             timing=plan.timing_request(exercise, seed), await_go=True)
+                             timing=plan.timing_request(
+                                 exercise, seed, loop_bounds_at_run_time(
+                                     source.text, exercise.contract.kernel or "",
+                                     [c.name for c in exercise.contract.constants])),
+                             await_go=True)
             steps = TIMED_STEPS
 
             def decide(records: list) -> bool:  # the verdict, on the records so far
@@ -130,29 +138,33 @@ TIMED_STEPS = ("shared", "verdict", "exclusive")
 
 def run_holding(request: dict, limits: Limits, work: Path, steps=CASES_STEPS, decide=None,
                 **kw) -> ChildRun:
-    """Run a GPU child (``request`` with ``await_go``), answering its ``ready`` records in
-    order by ``steps``, in this thread:
+    """Run a GPU child (``request`` with ``await_go``) holding the GPU lock for all of its life
+    (:mod:`autograder.gpulock`): shared from before it starts (its CUDA context, module loading
+    and, under compute-sanitizer, the tool's own start-up are GPU work) to its exit, exclusive
+    for a measurement. Its ``ready`` records are answered in order by ``steps``, in this thread:
 
-    * ``"shared"``: take the GPU lock shared, then go;
-    * ``"verdict"``: let the lock go, then go when ``decide(records)`` (the records so far) is
-      True, else no (the child skips what follows and ends);
-    * ``"exclusive"``: take the GPU lock alone, then go.
+    * ``"shared"``: go (the lock is held shared already);
+    * ``"verdict"``: go when ``decide(records)`` (the records so far) is True, else no (the
+      child skips what follows and ends); the lock stays shared (the child loads the
+      instructor's kernel next);
+    * ``"exclusive"``: let the shared hold go, take the lock alone, then go.
 
-    The lock is let go at ``done`` (or the child's end); a ``ready`` beyond ``steps`` stops the
-    child. ``kw``: passed to :func:`autograder.sandbox.run_child` (``wrapper``, ``writable``,
-    ``cancel``)."""
-    held: list = []  # the lock's context manager while held
+    At ``done`` an exclusive hold becomes shared (:meth:`autograder.gpulock.Hold.downgrade`):
+    other gradings' work may start, no measurement while this child tears its context down. A
+    ``ready`` beyond ``steps`` stops the child. The wait for the shared hold is not the child's
+    time (it has not started). ``kw``: passed to :func:`autograder.sandbox.run_child`
+    (``wrapper``, ``writable``, ``cancel``)."""
+    held: list = []  # [(the lock's context manager, its Hold)] while held
     records: list = []
     readies = iter(steps)
 
     def take(exclusive: bool) -> None:
         hold = gpulock.gpu(exclusive=exclusive)
-        hold.__enter__()
-        held.append(hold)
+        held.append((hold, hold.__enter__()))
 
     def release() -> None:
         while held:
-            held.pop().__exit__(None, None, None)
+            held.pop()[0].__exit__(None, None, None)
 
     def on_record(header: dict, send) -> bool:
         if not isinstance(header, dict):
@@ -163,15 +175,18 @@ def run_holding(request: dict, limits: Limits, work: Path, steps=CASES_STEPS, de
             if step is None:
                 return True
             if step == "verdict":
-                release()
                 send(b"g" if decide is not None and decide(records) else b"n")
                 return False
-            take(exclusive=step == "exclusive")
+            if step == "exclusive":
+                release()
+                take(exclusive=True)
             send(b"g")
         elif kind == Done.TYPE:
-            release()
+            for _, hold in held:
+                hold.downgrade()
         return False
 
+    take(exclusive=False)
     try:
         return run_child(request, "gpu", limits, work, on_record=on_record, records=records,
                          **kw)

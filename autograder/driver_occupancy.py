@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import gpulock
 from .errors import GraderSetupError
 
 #: Seconds the query may take (importing Numba, a CUDA context and one small kernel: about 2 s).
@@ -135,8 +136,9 @@ def ask(threads: list[int], env: dict) -> Answers:
     Raises :class:`GraderSetupError` with the reason when it fails or answers nonsense."""
     cmd = [sys.executable, "-P", "-m", __name__, *(str(t) for t in threads)]
     try:
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                             timeout=QUERY_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        with gpulock.gpu(exclusive=False):  # a CUDA context of its own: GPU work
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                 timeout=QUERY_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GraderSetupError(f"the CUDA driver's occupancy calculator: {exc}") from None
     if out.returncode != 0:

@@ -83,12 +83,15 @@ def diagnose_cases(exercise: Exercise, seed: int) -> list[CaseRequest]:
     return cases
 
 
-def timing_request(exercise: Exercise, seed: int = 0) -> TimingRequest:
+def timing_request(exercise: Exercise, seed: int = 0,
+                   bounds_at_run_time: bool = False) -> TimingRequest:
     """The timing phase of ``exercise``, with its instructor solution's text (found through
-    ``exercises.solution_path``; raises ``FileNotFoundError`` when it is not installed) and an
-    input seed drawn from the grading's secret ``seed``."""
+    ``exercises.timing_solution_path``: with ``bounds_at_run_time``, the instructor's kernel
+    with loop bounds from ``cuda.blockDim`` where the exercise has one; raises
+    ``FileNotFoundError`` when it is not installed) and an input seed drawn from the grading's
+    secret ``seed``."""
     t = exercise.timing
-    path = exercises.solution_path(exercise)
+    path = exercises.timing_solution_path(exercise, bounds_at_run_time)
     # Only shapes and dtypes: the child fills the inputs on the GPU (gigabytes at these sizes).
     specs = {k: (tuple(shape), np.dtype(dtype).str)
              for k, (shape, dtype) in exercise.inputs(t.params).items()}

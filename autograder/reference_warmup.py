@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import kernel_cache
+from . import gpulock, kernel_cache
 from .cache_folder import CACHE_MAX_AGE_S
 
 #: Seconds the warm-up may take (it compiles three to four kernels: about 1-2 s on an H200).
@@ -59,9 +59,10 @@ def warm(exercise) -> str | None:
     env[kernel_cache.CACHE_ENV] = str(folder)
     env[kernel_cache.WRITE_ENV] = "1"
     try:
-        out = subprocess.run([sys.executable, "-P", "-m", __name__, exercise.name], env=env,
-                             capture_output=True, text=True, timeout=WARMUP_TIMEOUT_S,
-                             stdin=subprocess.DEVNULL)
+        with gpulock.gpu(exclusive=False):  # its CUDA context and modules: GPU work
+            out = subprocess.run([sys.executable, "-P", "-m", __name__, exercise.name], env=env,
+                                 capture_output=True, text=True, timeout=WARMUP_TIMEOUT_S,
+                                 stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return _failed(exercise.name, str(exc))
     if out.returncode != 0:

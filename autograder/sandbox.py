@@ -286,19 +286,20 @@ def _hidden_from_children() -> tuple[list[Path], list[Path]]:
 
 def _instructor_files_hidden() -> list[str]:
     """bwrap arguments that hide, inside the bound package, what only the instructor sees: each
-    exercise folder's solution (an empty file in its place), known-bad submissions and notebook
-    source (empty folders and files), and a folder of solutions named by
+    exercise folder's solution (an empty file in its place), known-bad submissions, textbook
+    variants and notebook source (empty folders and files), and a folder of solutions named by
     ``$KERNELGRADE_SOLUTIONS``."""
     from . import exercises
 
     args: list[str] = []
     for name in exercises.names():
         folder = exercises.HERE / name
-        for f in (exercises.SOLUTION, exercises.NOTEBOOK):
+        for f in (exercises.SOLUTION, exercises.SOLUTION_BLOCKDIM, exercises.NOTEBOOK):
             if (folder / f).is_file():
                 args += ["--ro-bind", "/dev/null", str(folder / f)]
-        if (folder / exercises.MUTANTS).is_dir():
-            args += ["--tmpfs", str(folder / exercises.MUTANTS)]
+        for hidden in (exercises.MUTANTS, exercises.VARIANTS):
+            if (folder / hidden).is_dir():
+                args += ["--tmpfs", str(folder / hidden)]
     extra = os.environ.get(exercises.SOLUTIONS_ENV)  # e.g. inside a bound venv or course
     if extra and Path(extra).is_dir():
         args += ["--tmpfs", str(Path(extra).resolve())]

@@ -78,7 +78,13 @@ class FakeChildren:
             return ChildRun(records=[({"type": "hello"}, {}), ({"type": "done"}, {})])
         run = ChildRun(records=records if records is not None else [])
         what = "sanitizer" if phases == ["run"] else "correctness"
-        self._graded(request, run, on_record, what, timed="time" in phases)
+        # A GPU process uses the GPU from its start (its CUDA context, module loading, under
+        # compute-sanitizer the tool's own start-up) to its exit (the context's teardown).
+        self.gpu.begin(f"{what} context")
+        try:
+            self._graded(request, run, on_record, what, timed="time" in phases)
+        finally:
+            self.gpu.end(f"{what} context")
         return run
 
     def _send(self, run, on_record, header):
@@ -114,8 +120,10 @@ class FakeChildren:
         if timed and self._send(run, on_record, {"type": "ready"}) == b"g":
             self._send(run, on_record, {"type": "start", "id": "timing"})
             self._compiled("timing")
+            self.gpu.end("correctness context")  # its own context: idle beside its measurement
             assert self._send(run, on_record, {"type": "ready"}) == b"g"
             self.gpu.work("measure")
+            self.gpu.begin("correctness context")
             self._send(run, on_record, {"type": "timing"})
         self._send(run, on_record, {"type": "done"})
         run.ended = "finished"
@@ -180,50 +188,115 @@ def test_eight_gradings_at_once_all_end_each_measuring_alone(world, tmp_path):
         assert set(kids.sanitized) == {"racecheck"}
 
 
-def test_children_start_and_compile_while_another_grading_measures(world, tmp_path):
-    """Starting Python, importing Numba and compiling is the host's work: while another grading
-    holds the GPU alone, a new grading's graded child and sanitizer run start and compile; none
-    touches the GPU before that measurement ends."""
+def test_no_gpu_child_starts_while_another_grading_measures(world, tmp_path):
+    """Issue 22: a child's CUDA context, module loading and teardown disturbed measurements
+    beside them. While another grading holds the GPU alone, neither a new grading's graded
+    child nor its sanitizer run starts; both start once the measurement has ended."""
     grading = _grading(tmp_path, 1)
     with gpulock.gpu(exclusive=True):
         world.gpu.begin("measure")
         thread = threading.Thread(target=grading, daemon=True)
         thread.start()
-        deadline = time.monotonic() + GUARD_S
-        while {"correctness", "sanitizer"} - set(world.compiled):
-            assert time.monotonic() < deadline, "the children did not compile meanwhile"
-            time.sleep(0.002)
-        time.sleep(0.05)  # room for a child let onto the GPU too early to show itself
+        time.sleep(0.2)  # room for a child let onto the GPU too early to show itself
+        assert world.compiled == [] and world.gpu.log == ["begin measure"]
         world.gpu.end("measure")
     thread.join(GUARD_S)
     assert not thread.is_alive()
     assert world.gpu.violations == []
     log = world.gpu.log
-    assert log.index("end measure") < log.index("begin correctness")
+    assert log.index("end measure") < log.index("begin correctness context")
+    assert log.index("end measure") < log.index("begin sanitizer context")
 
 
-def test_the_verdict_on_the_cases_is_taken_holding_nothing(world, tmp_path, monkeypatch):
-    """Between its cases and its timing the graded child waits for the grader's verdict; the
-    grader lets the GPU go before judging (another grading could measure meanwhile), so a
-    grading waiting to measure never waits on a verdict."""
-    free: list[bool] = []
+def test_a_measurement_waits_for_a_sanitizer_child_to_exit(world, tmp_path, monkeypatch):
+    """A compute-sanitizer child holds the GPU shared from before it starts to its exit, so an
+    exclusive hold taken meanwhile is granted only once that child has ended."""
+    inside, leave = threading.Event(), threading.Event()
+    real = world._graded
 
-    def passed_every_case(exercise, source, run, cases):
+    def graded(request, run, on_record, what, timed):
+        if what == "sanitizer":
+            assert gpulock.held() == "shared"  # before its first record: its start-up
+            inside.set()
+            leave.wait(GUARD_S)
+        real(request, run, on_record, what, timed)
+
+    monkeypatch.setattr(world, "_graded", graded)
+    ex = exercises.get("tiled_matmul")
+    (tmp_path / "submission.py").write_text(exercises.solution_path(ex).read_text())
+    request = plan.request(exercises.get("tiled_matmul"), "gpu", ["run"],
+                           tmp_path / "submission.py", [], None, await_go=True)
+    sanitizer = threading.Thread(target=children.run_holding,
+                                 args=(request, Limits(), tmp_path), daemon=True)
+    sanitizer.start()
+    assert inside.wait(GUARD_S)
+    granted: list[float] = []
+
+    def measure():
+        with gpulock.gpu(exclusive=True):
+            granted.append(time.monotonic())
+
+    measurer = threading.Thread(target=measure, daemon=True)
+    measurer.start()
+    time.sleep(0.2)
+    assert granted == []  # the sanitizer child still runs
+    left = time.monotonic()
+    leave.set()
+    sanitizer.join(GUARD_S)
+    measurer.join(GUARD_S)
+    assert granted and granted[0] >= left
+    assert world.gpu.log[-1] == "end sanitizer context"
+
+
+def test_the_verdict_on_the_cases_is_taken_holding_the_gpu_shared(world, tmp_path, monkeypatch):
+    """Between its cases and its timing the graded child waits for the grader's verdict and then
+    loads the instructor's kernel (GPU work): the grader keeps its shared hold meanwhile (no
+    measurement can start, other gradings' cases can) and judges without waiting for the lock."""
+    seen: list[tuple[bool, bool]] = []
+
+    def free(mode: int) -> bool:
         with open(world.lock_paths[0], "a") as lock:
             try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(lock, mode | fcntl.LOCK_NB)
                 fcntl.flock(lock, fcntl.LOCK_UN)
-                free.append(True)
+                return True
             except BlockingIOError:
-                free.append(False)
+                return False
+
+    def passed_every_case(exercise, source, run, cases):
+        seen.append((free(fcntl.LOCK_SH), free(fcntl.LOCK_EX)))
         return [h.get("id") for h, _ in run.records if h.get("type") == "case"] == [0, 1, 2]
 
     monkeypatch.setattr(children, "passed_every_case", passed_every_case)
     kids = _run_threads([_grading(tmp_path, 2)])[0]
-    assert free == [True]
+    assert seen == [(True, False)]
     assert kids.timing is not None and kids.timing.first("timing") is not None
     assert kids.run.first("timing") is None and len(kids.run.of_type("case")) == 3
     assert world.gpu.violations == []
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_an_exclusive_hold_downgraded_lets_shared_holders_in_and_no_measurement(
+        exclusive, monkeypatch, tmp_path):
+    """After ``done`` a measured child tears its context down under a shared hold: other
+    gradings' work may start then, another measurement only once the child has exited."""
+    monkeypatch.setattr(gpulock, "_paths", lambda: (tmp_path / "l", tmp_path / "t"))
+    granted = threading.Event()
+
+    def take():
+        with gpulock.gpu(exclusive=exclusive):
+            granted.set()
+
+    with gpulock.gpu(exclusive=True) as hold:
+        other = threading.Thread(target=take, daemon=True)
+        other.start()
+        time.sleep(0.1)
+        assert not granted.is_set()
+        hold.downgrade()
+        assert gpulock.held() == "shared" and hold.mode == "shared"
+        assert granted.wait(0.5) is not exclusive
+    other.join(GUARD_S)
+    assert granted.is_set()
 
 
 def test_time_spent_waiting_for_the_grader_is_not_the_childs():

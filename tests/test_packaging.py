@@ -102,7 +102,9 @@ def test_wheel_holds_every_definition_and_no_solution(wheel):
         for f in ("exercise.py", "driver.py", "notebook.py"):
             if (folder / f).is_file():
                 assert f"autograder/exercises/{name}/{f}" in names, f"{name}/{f} not packed"
-    assert not [n for n in names if n.endswith("/solution.py") or "/mutants/" in n
+    assert not [n for n in names if n.endswith(("/solution.py", "/solution_blockdim.py"))
+                or "/mutants/" in n
+                or "/variants/" in n
                 or n.startswith(("tests/", "solutions/", "assignments/", "autograder/assignments"))]
     # every module of the package outside the exercise folders (a new subpackage missing from
     # pyproject.toml's packages shows here), and the report templates

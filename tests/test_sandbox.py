@@ -135,7 +135,7 @@ def test_off_mode_runs_plain_children_with_a_note(monkeypatch):
 
 def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
     """Where bubblewrap runs, the child's view has the package and the venv, nothing else of the
-    project (each exercise folder's solution empty, its mutants and any $KERNELGRADE_SOLUTIONS
+    project (each exercise folder's solution empty, its mutants, variants and any $KERNELGRADE_SOLUTIONS
     folder gone), no network and only its own processes."""
     if not sandbox.sandbox_status().available:
         pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
@@ -158,6 +158,7 @@ def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
              "folder = os.path.join(pkg, 'exercises', 'tiled_matmul')\n"
              "print(os.path.getsize(os.path.join(folder, 'solution.py')),"
              " os.listdir(os.path.join(folder, 'mutants')),"
+             " os.listdir(os.path.join(folder, 'variants')),"
              f" os.path.exists({str(solutions / 'tiled_matmul.py')!r}))\n")
     out = subprocess.run(sandbox._bwrap_command(work, gpu=False)
                          + ["--", sys.executable, "-P", "-c", probe],
@@ -170,7 +171,8 @@ def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
     assert not {"solutions", "tests", ".git", "examples"} & set(visible), visible
     assert eval(lines[1]) == ["1", "2"]
     assert lines[2] == "no net"
-    assert lines[3] == "0 [] False", lines[3]  # no solution, no mutant, no solutions folder
+    # no solution, no mutant, no textbook variant, no solutions folder
+    assert lines[3] == "0 [] [] False", lines[3]
 
 
 PLAIN_SUBSET = ["kill_parent", "fork_left_behind", "os_exit_in_function", "channel_flood"]

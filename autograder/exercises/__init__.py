@@ -25,8 +25,11 @@ from .base import Exercise
 HERE = Path(__file__).resolve().parent
 DEFINITION = "exercise.py"
 SOLUTION = "solution.py"
+#: The instructor's kernel with loop bounds read from ``cuda.blockDim`` (issue 22).
+SOLUTION_BLOCKDIM = "solution_blockdim.py"
 NOTEBOOK = "notebook.py"
 MUTANTS = "mutants"
+VARIANTS = "variants"
 
 #: A folder of instructor solutions (``<name>.py`` or ``<name>/solution.py``), for an installed
 #: kernelgrade that carries none; a course's nbgrader_config.py sets it to the course's
@@ -84,7 +87,33 @@ def solution_path(exercise: Exercise | str) -> Path:
         "to a folder of solutions, e.g. a course's instructor/solutions)")
 
 
+def timing_solution_path(exercise: Exercise | str, bounds_at_run_time: bool = False) -> Path:
+    """The instructor solution a student's kernel is timed against: :func:`solution_path`, or,
+    for a student whose loops are bounded by ``cuda.blockDim`` at run time
+    (:func:`autograder.timing.loop_bounds_at_run_time`), the instructor's kernel bounded the
+    same way when the exercise has one (``solution_blockdim.py`` in its folder, or
+    ``$KERNELGRADE_SOLUTIONS/<name>_blockdim.py`` / ``.../<name>/solution_blockdim.py``).
+    Raises ``FileNotFoundError`` as :func:`solution_path` does."""
+    name = exercise if isinstance(exercise, str) else exercise.name
+    if bounds_at_run_time:
+        candidates = [folder(name) / SOLUTION_BLOCKDIM]
+        extra = os.environ.get(SOLUTIONS_ENV)
+        if extra:
+            candidates += [Path(extra) / f"{name}_blockdim.py", Path(extra) / name / SOLUTION_BLOCKDIM]
+        for path in candidates:
+            if path.is_file():
+                return path
+    return solution_path(name)
+
+
 def mutants(name: str) -> list[Path]:
     """The known-bad submissions of exercise ``name`` (``mutants/*.py`` in its folder), sorted;
     empty for an installed kernelgrade, which carries none."""
     return sorted((folder(name) / MUTANTS).glob("*.py"))
+
+
+def variants(name: str) -> list[Path]:
+    """The textbook-correct variants of exercise ``name`` (``variants/*.py`` in its folder,
+    issue 22): kernels a course teaches that must get full points, timing included, on a GPU
+    (``tests/test_variants_gpu.py``); sorted, empty for an installed kernelgrade."""
+    return sorted((folder(name) / VARIANTS).glob("*.py"))

@@ -1,0 +1,26 @@
+"""The instructor's ``block_sum`` kernel with its loop bounds read from ``cuda.blockDim`` at run time
+instead of compile-time constants: the timing reference for a student whose loops are bounded
+so (issue 22; :func:`autograder.timing.loop_bounds_at_run_time`), who is then timed against the
+instructor's kernel compiled the same way (no unrolling the student could not have had). Same
+contract, launch and results as ``solution.py``; never shown to a child."""
+
+from numba import cuda, float32
+
+BLOCK_SIZE = 256
+
+
+@cuda.jit
+def block_sum(x, partial):
+    sums = cuda.shared.array(BLOCK_SIZE, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK_SIZE + tid
+    sums[tid] = x[i] if i < x.shape[0] else float32(0.0)
+    cuda.syncthreads()
+    stride = cuda.blockDim.x // 2
+    while stride > 0:
+        if tid < stride:
+            sums[tid] += sums[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = sums[0]
