@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import ssl
+import sys
+import tempfile
+import weakref
 from pathlib import Path
 
 from . import devices
@@ -36,8 +40,13 @@ MAX_WORKERS_PER_GPU = 12
 GPU_BYTES_PER_WORKER = 4 << 30
 #: Where a local cluster listens.
 LOCALHOST = "127.0.0.1"
-#: Dask settings for a local cluster: its HTTP servers serve nothing.
-NO_HTTP_ROUTES = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+#: Dask settings for a local cluster: its HTTP servers serve nothing (Dask starts a plain-HTTP
+#: server beside each scheduler and worker whatever the dashboard setting: task names, logs,
+#: call stacks, a proxy to the workers'), and a worker never spills task data to files, which
+#: it would unpickle again (a file a plain grading child could replace).
+LOCAL_SETTINGS = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": [],
+                  "distributed.worker.memory.target": False,
+                  "distributed.worker.memory.spill": False}
 
 
 def _cores() -> int:
@@ -70,7 +79,9 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
     Every server listens on :data:`LOCALHOST` over ``tls://`` with credentials made for it
     (:func:`autograder.batch_tls.batch_security`: the cluster's ``security``, which a
     ``Client(cluster)`` uses), with no dashboard. This process and each worker process are made non-dumpable
-    (:mod:`autograder.nodump`) before they hold the key. Raises :class:`GraderSetupError` when
+    (:mod:`autograder.nodump`) before they hold the key (workers through :func:`dask_setup`), and
+    Dask's scratch folder (a private one, removed with the cluster) is off their import path.
+    Raises :class:`GraderSetupError` when
     no credentials can be made."""
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # workers inherit it
     import dask
@@ -80,8 +91,10 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
 
     forbid_dumps()
     security = batch_security()
-    common = {"host": LOCALHOST, "protocol": "tls", "security": security}
-    worker = dict(common, nthreads=1, dashboard=False, preload=["autograder.nodump"])
+    scratch = tempfile.mkdtemp(prefix="kernelgrade-dask-")
+    common = {"host": LOCALHOST, "protocol": "tls", "security": security,
+              "local_directory": scratch}
+    worker = dict(common, nthreads=1, dashboard=False, preload=["autograder.cluster"])
     if backend == "gpu":
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         count = max(1, devices.gpu_count() or 0)
@@ -103,12 +116,30 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
         specs = {f"cpu{i}": {"cls": Nanny, "options": worker} for i in range(n)}
     scheduler = {"cls": Scheduler, "options": dict(
         common, dashboard=False, dashboard_address=f"{LOCALHOST}:0")}
-    # Dask starts a plain-HTTP server beside each scheduler and worker whatever the dashboard
-    # setting (task names, logs, call stacks, a proxy to the workers'): with no routes it
-    # serves nothing. Nannies hand the setting to the worker processes they start.
-    with dask.config.set(NO_HTTP_ROUTES):
-        return SpecCluster(workers=specs, scheduler=scheduler, security=security,
-                           silence_logs=40)
+    with dask.config.set(LOCAL_SETTINGS):  # nannies hand them to the workers they start
+        cluster = SpecCluster(workers=specs, scheduler=scheduler, security=security,
+                              silence_logs=40)
+    forget_scratch(scratch)
+    weakref.finalize(cluster, shutil.rmtree, scratch, True)
+    return cluster
+
+
+def forget_scratch(scratch: str) -> None:
+    """Take ``scratch`` and the folders under it off ``sys.path``. Dask puts its scratch folders
+    first on the import path (for ``Client.upload_file``); a grading child gets the grader's
+    import path, and a plain one, running as the same user, could write a module there that
+    the worker or the next child would import."""
+    root = os.path.realpath(scratch)
+    sys.path[:] = [p for p in sys.path
+                   if not (os.path.realpath(p or ".") + os.sep).startswith(root + os.sep)]
+
+
+def dask_setup(worker) -> None:
+    """A Dask preload hook, run in each worker process of :func:`local_cluster` as it starts:
+    non-dumpable (:func:`autograder.nodump.forbid_dumps`), its scratch folders off the import
+    path (:func:`forget_scratch`)."""
+    forbid_dumps()
+    forget_scratch(os.path.dirname(worker.local_directory))
 
 
 def client_security(ca_file: str | None = None, cert: str | None = None,

