@@ -493,3 +493,34 @@ def test_in_bubblewrap_an_attacking_submission_gets_nothing(base):
     rows, files, notes, _ = _graded(base, "require")
     _assert_honest(rows, files)
     assert notes == []  # it could not even write its notes outside the sandbox
+
+
+# -- a remote scheduler ----------------------------------------------------------------------
+
+def test_a_scheduler_without_tls_is_refused_unless_asked_for(tmp_path):
+    from autograder.cluster import client_security, connect
+
+    file = tmp_path / "scheduler.json"
+    file.write_text(json.dumps({"address": "tcp://127.0.0.1:9"}))
+    for scheduler in ("tcp://127.0.0.1:9", "127.0.0.1:9", str(file)):
+        with pytest.raises(ValueError, match="is not TLS: anyone who can reach it"):
+            connect(scheduler)
+    with pytest.raises(ValueError, match="is TLS, but no client certificate is given"):
+        connect("tls://127.0.0.1:9", client_security())
+    with pytest.raises(ValueError, match="missing: --tls-key"):
+        client_security(str(file), str(file))
+    with pytest.raises(ValueError, match="--tls-key .*nowhere.pem: no such readable file"):
+        client_security(str(file), str(file), str(tmp_path / "nowhere.pem"))
+
+
+def test_the_command_line_refuses_a_plain_scheduler_with_exit_2(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "batch", str(tmp_path), "-e", "occupancy",
+         "--db", str(tmp_path / "r.sqlite"), "--device", "sim", "--scheduler",
+         "tcp://127.0.0.1:9"], cwd=ROOT, env=_env(), capture_output=True, text=True,
+        timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    text = " ".join(done.stderr.split())
+    assert "--scheduler tcp://127.0.0.1:9 is not TLS" in text and "--insecure-scheduler" in text
+    assert "Traceback" not in done.stderr
