@@ -78,11 +78,11 @@ def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None
 
     Every server listens on :data:`LOCALHOST` over ``tls://`` with credentials made for it
     (:func:`autograder.batch_tls.batch_security`: the cluster's ``security``, which a
-    ``Client(cluster)`` uses), with no dashboard. This process and each worker process are made non-dumpable
-    (:mod:`autograder.nodump`) before they hold the key (workers through :func:`dask_setup`), and
-    Dask's scratch folder (a private one, removed with the cluster) is off their import path.
-    Raises :class:`GraderSetupError` when
-    no credentials can be made."""
+    ``Client(cluster)`` uses), with no dashboard (:data:`LOCAL_SETTINGS`). This process is made
+    non-dumpable (:mod:`autograder.nodump`) before it holds the key, each worker process as it
+    starts (:func:`dask_setup`); Dask's scratch folder (a private one, removed with the
+    cluster) is off their import path. Raises :class:`GraderSetupError` when no credentials
+    can be made."""
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # workers inherit it
     import dask
     from distributed import Nanny, Scheduler, SpecCluster
