@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 
 from . import devices, preflight
+from .cluster import connect, default_workers_per_gpu, local_cluster  # noqa: F401
 from .discovery import NotRegularFile, Skipped, Submission, discover, read_regular
 from .errors import GraderSetupError
 from .store import ResultStore
@@ -89,72 +90,12 @@ def _replace_strings(value, swaps: list[tuple[str, str]]):
     return value
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    return (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-            else os.cpu_count()) or 1
-
-
-#: The most workers a GPU gets by default.
-MAX_WORKERS_PER_GPU = 12
-#: GPU memory a worker may need at once: a CUDA context (about 0.5 GiB) and the largest
-#: timing's inputs and outputs (``transpose``: 3.2 GB), allocated before the timing waits for
-#: the GPU alone.
-GPU_BYTES_PER_WORKER = 4 << 30
-
-
-def default_workers_per_gpu(gpus: int, cores: int, gpu_bytes: int | None = None) -> int:
-    """Workers per GPU when none is asked for: three for every four of the host's cores, shared
-    among its ``gpus``, at most :data:`MAX_WORKERS_PER_GPU`, at most one per
-    :data:`GPU_BYTES_PER_WORKER` of ``gpu_bytes`` (the smallest GPU's memory, when known) and
-    at least 1. Measured on an H200 with 16 cores, a class of 300 ``tiled_matmul`` submissions
-    without the sanitizer: 8 workers 158 per minute, 12 workers 201, 16 workers 189
-    (2026-11-23, ``benchmarks/results/2026-11-23_H200_session5.md``): a grading's children are
-    CPU work (starting Python, importing Numba, compiling) beside short GPU work."""
-    n = min(MAX_WORKERS_PER_GPU, (3 * cores) // (4 * max(1, gpus)))
-    if gpu_bytes:
-        n = min(n, gpu_bytes // GPU_BYTES_PER_WORKER)
-    return max(1, n)
-
-
-def local_cluster(backend: str, workers: int | None, workers_per_gpu: int | None = None):
-    """A local Dask cluster: ``workers_per_gpu`` workers per GPU (pinned with
-    ``CUDA_VISIBLE_DEVICES``; ``workers`` caps the GPUs used; None:
-    :func:`default_workers_per_gpu`) on ``gpu``, else ``workers`` CPU workers (default and
-    most: the cores this process may run on). Workers sharing a GPU take turns for timing
-    (:mod:`autograder.gpulock`)."""
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # workers inherit it
-    from distributed import Nanny, Scheduler, SpecCluster
-
-    if backend == "gpu":
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        count = max(1, devices.gpu_count() or 0)
-        ids = visible.split(",") if visible else [str(i) for i in range(count)]
-        ids = ids[: workers or len(ids)]
-        per_gpu = workers_per_gpu or default_workers_per_gpu(
-            len(ids), _cores(), devices.smallest_gpu_memory_bytes())
-        specs = {f"gpu{i}-{j}": {"cls": Nanny, "options": {
-                     "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gid}}}
-                 for i, gid in enumerate(ids) for j in range(max(1, per_gpu))}
-    else:
-        # A simulator grading keeps about one core busy (its run child: the simulator's
-        # threads share one interpreter lock; the compile child beside it is brief), and its
-        # deadlines count CPU time. One worker per core keeps every core busy while each child
-        # still gets about half a core or more, far inside the children's wall-time backstops
-        # (Limits.wall_factor); more would only queue children for the CPU, so it is the cap.
-        cores = _cores()
-        n = min(workers or cores, cores)
-        specs = {f"cpu{i}": {"cls": Nanny, "options": {"nthreads": 1}} for i in range(n)}
-    return SpecCluster(workers=specs, scheduler={"cls": Scheduler,
-                                                 "options": {"dashboard_address": None}},
-                       silence_logs=40)
-
-
 def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
               device: str = "auto", workers: int | None = None, scheduler: str | None = None,
               seed: int | None = None, progress: bool = True, workers_per_gpu: int | None = None,
               sanitize: bool = True,
-              seed_per_student: bool | None = None) -> tuple[ResultStore, list[str]]:
+              seed_per_student: bool | None = None, scheduler_security=None,
+              insecure_scheduler: bool = False) -> tuple[ResultStore, list[str]]:
     """Grade every submission under ``root`` not yet in ``db``; returns (the store, the keys
     the grader itself failed on, each ``"key: why"``). Raises ``ValueError`` for a bad folder
     (a mixed layout included), device or ``scheduler``, or a ``seed_per_student`` that differs
@@ -165,10 +106,14 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     faces the same hidden inputs), or, with ``seed_per_student``, one per submission
     (:meth:`ResultStore.submission_seed`); the rule is stored with the seed.
 
-    ``scheduler``: None for a local cluster (:func:`local_cluster`), else a running Dask
-    scheduler's address (``tcp://host:8786``) or scheduler file (JSON, as written by ``dask
-    scheduler --scheduler-file``); its workers may be on other hosts and need the package, not
-    our files (:func:`read_submission`). With a scheduler, ``device="gpu"`` needs no GPU here.
+    ``scheduler``: None for a local cluster (:func:`autograder.cluster.local_cluster`: on
+    127.0.0.1, over TLS with credentials made for this batch), else a running Dask scheduler's
+    address (``tls://host:8786``) or scheduler file (JSON, as written by ``dask scheduler
+    --scheduler-file``), reached with ``scheduler_security`` (a ``distributed.Security``; None:
+    Dask's configuration) by :func:`autograder.cluster.connect`, which refuses a scheduler
+    without TLS (``ValueError``) unless ``insecure_scheduler``. Its workers may be on other
+    hosts and need the package, not our files (:func:`read_submission`). With a scheduler,
+    ``device="gpu"`` needs no GPU here.
 
     First, here, the preflight of each exercise to grade (:mod:`autograder.preflight`): if the
     instructor solution loses points, :class:`autograder.errors.GraderSetupError` is raised
@@ -215,7 +160,8 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     if not pending:
         return store, failures
     names = sorted({s.exercise for s, _ in pending})
-    client = _connect(scheduler) if scheduler else None  # an unreachable one fails first
+    client = (connect(scheduler, scheduler_security, insecure_scheduler) if scheduler
+              else None)  # an unreachable one fails first
     cluster = None
     try:
         if remote_gpu:
@@ -249,22 +195,6 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     if setup_error is not None:
         raise GraderSetupError(f"a grading worker could not grade: {setup_error}")
     return store, failures
-
-
-def _connect(scheduler: str):
-    """A ``distributed.Client`` of the running scheduler named by ``scheduler``: a scheduler
-    file when one exists at that path, else an address. Raises ``ValueError`` for a ``.json``
-    path that does not exist, :class:`GraderSetupError` when the scheduler cannot be reached."""
-    from distributed import Client
-
-    as_file = Path(scheduler).is_file()
-    if not as_file and scheduler.endswith(".json"):
-        raise ValueError(f"--scheduler {scheduler}: no such scheduler file")
-    try:
-        return (Client(scheduler_file=scheduler) if as_file else Client(scheduler))
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise GraderSetupError(f"cannot reach the Dask scheduler {scheduler}: "
-                               f"{exc}") from None
 
 
 def _collect(futures: dict, completed, store: ResultStore, failures: list[str],

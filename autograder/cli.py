@@ -231,9 +231,21 @@ def batch(
     workers: Optional[int] = typer.Option(None, help="Local Dask workers (default: one per "
                                                      "GPU, or one per core on the simulator)."),
     scheduler: Optional[str] = typer.Option(
-        None, help="A running Dask scheduler: its address (tcp://host:8786) or scheduler file. "
+        None, help="A running Dask scheduler: its address (tls://host:8786) or scheduler file. "
                    "Its workers get each submission's source, not its path (no shared "
                    "filesystem needed); give --device gpu or sim. See docs/batch.md."),
+    tls_ca_file: Optional[str] = typer.Option(
+        None, "--tls-ca-file", help="With a tls:// --scheduler: the certificate authority's "
+                                    "file (default: Dask's distributed.comm.tls.ca-file)."),
+    tls_cert: Optional[str] = typer.Option(
+        None, "--tls-cert", help="With a tls:// --scheduler: this client's certificate "
+                                 "(default: Dask's distributed.comm.tls.client.cert)."),
+    tls_key: Optional[str] = typer.Option(
+        None, "--tls-key", help="With a tls:// --scheduler: this client's private key "
+                                "(default: Dask's distributed.comm.tls.client.key)."),
+    insecure_scheduler: bool = typer.Option(
+        False, "--insecure-scheduler", help="Use a --scheduler without TLS (tcp://) although "
+                                            "anyone who can reach it can run code as you."),
     seed: Optional[int] = typer.Option(None, help="The batch's secret seed (first run only)."),
     seed_per_student: bool = typer.Option(
         False, "--seed-per-student", help="One secret seed per submission (first run only); "
@@ -256,16 +268,23 @@ def batch(
     for `export` and `report`. Workers of a --scheduler find the solutions through their own
     $KERNELGRADE_SOLUTIONS."""
     from .batch import run_batch
+    from .cluster import client_security
 
     if exercise is not None and exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
     _use_solutions(solutions_dir)
     _use_preflight_cache(preflight_cache)
     try:
+        if scheduler is None and (tls_ca_file or tls_cert or tls_key or insecure_scheduler):
+            raise ValueError("--tls-ca-file, --tls-cert, --tls-key and --insecure-scheduler "
+                             "go with --scheduler; a local batch makes its own credentials")
+        security = client_security(tls_ca_file, tls_cert, tls_key) if scheduler else None
         store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
                                     progress=sys.stderr.isatty(),
                                     workers_per_gpu=workers_per_gpu, sanitize=sanitize,
-                                    seed_per_student=True if seed_per_student else None)
+                                    seed_per_student=True if seed_per_student else None,
+                                    scheduler_security=security,
+                                    insecure_scheduler=insecure_scheduler)
     except (ValueError, GraderSetupError) as exc:  # setup errors: nothing of theirs stored
         _fail(str(exc))
     rows, skipped = store.rows(), store.skipped()

@@ -66,27 +66,39 @@ def make_class(root: Path) -> list[str]:
     return sorted(keys)
 
 
+#: The sessions of the batches started (each batch leads its own).
+_SESSIONS: set[int] = set()
+
+
 def _batch(root: Path, db: Path, marker: str) -> subprocess.Popen:
     env = dict(os.environ, **{MARKER: marker})
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "autograder.cli", "batch", str(root), "--db", str(db),
          "--device", TEST_DEVICE, "--workers", "2", "--seed", str(BATCH_SEED)],
         env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         start_new_session=True)
+    _SESSIONS.add(proc.pid)
+    return proc
 
 
 def _marked(marker: str) -> list[str]:
-    """Live processes whose environment holds ``marker`` (the batch and all it started)."""
+    """Live processes whose environment holds ``marker`` (the batch and all it started), or,
+    where it cannot be read (the batch and its workers are non-dumpable: only a privileged
+    user reads them), that are in a batch's session."""
     found = []
     needle = f"{MARKER}={marker}".encode()
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            if state == "Z":
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] == "Z":
                 continue
-            if needle in Path(f"/proc/{name}/environ").read_bytes():
+            try:
+                environ = Path(f"/proc/{name}/environ").read_bytes()
+            except PermissionError:
+                environ = needle if int(fields[3]) in _SESSIONS else b""
+            if needle in environ:
                 cmd = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
                 found.append(f"{name}: {cmd.decode(errors='replace')[:120]}")
         except OSError:

@@ -1,7 +1,9 @@
 """``autograder batch --scheduler`` on a real Dask cluster started from the command line, as on
-many hosts: a ``dask scheduler`` and two ``dask worker`` processes, each worker in a working
-folder of its own and unable to see the submissions folder (bubblewrap mounts an empty tmpfs over
-it), so grading works only if ``batch`` sends each submission's source, not its path.
+many hosts: a ``dask scheduler`` and two ``dask worker`` processes over TLS (docs/batch.md's
+recipe: one certificate and key, given to each with ``--tls-ca-file/--tls-cert/--tls-key``), each
+worker in a working folder of its own and unable to see the submissions folder (bubblewrap mounts
+an empty tmpfs over it), so grading works only if ``batch`` sends each submission's source, not
+its path.
 
 The class is six ``occupancy`` submissions (plain Python functions: a few seconds each on the
 simulator): the instructor solution as a ``.py`` file and as a notebook, three mutants, and a
@@ -25,6 +27,8 @@ from pathlib import Path
 import pytest
 
 from autograder import known_bad
+from autograder.batch_tls import self_signed
+from autograder.cluster import client_security
 from autograder.grader import gpu_available, grade
 from autograder.results import ExerciseResult
 from autograder.store import ResultStore
@@ -83,8 +87,10 @@ class Cluster:
         self.file = base / "scheduler.json"
         self.logs: list[Path] = []
         env = dict(os.environ)
+        self.tls = _credentials(base / "tls")
         self.scheduler = self._start([str(DASK), "scheduler", "--port", "0", "--no-dashboard",
-                                      "--scheduler-file", str(self.file)], base, env, "scheduler")
+                                      "--scheduler-file", str(self.file), *self.tls],
+                                     base, env, "scheduler")
         self.workers: dict[str, subprocess.Popen] = {}
         self.tmpdirs: dict[str, Path] = {}
         for name in ("w1", "w2"):
@@ -96,7 +102,7 @@ class Cluster:
                 ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(hidden), "--chdir", str(home),
                  "--", str(DASK), "worker", "--scheduler-file", str(self.file), "--nthreads",
                  "1", "--nworkers", "1", "--no-dashboard", "--name", name,
-                 "--local-directory", str(home / "dask")], home, wenv, name)
+                 "--local-directory", str(home / "dask"), *self.tls], home, wenv, name)
 
     def _start(self, cmd, cwd, env, name) -> subprocess.Popen:
         log = self.base / f"{name}.log"
@@ -112,7 +118,8 @@ class Cluster:
         while not self.file.exists():
             assert time.monotonic() < deadline, "the scheduler wrote no file:\n" + self.tail()
             time.sleep(0.2)
-        client = Client(scheduler_file=str(self.file), timeout=60)
+        client = Client(scheduler_file=str(self.file), timeout=60,
+                        security=client_security(*self.tls[1::2]))
         client.wait_for_workers(2, timeout=180)
         return client
 
@@ -141,6 +148,18 @@ class Cluster:
                     except ProcessLookupError:
                         pass
             proc.wait()
+
+
+def _credentials(folder: Path) -> list[str]:
+    """One self-signed certificate and its key, as docs/batch.md makes them with openssl,
+    written under ``folder``; returns the options that name them."""
+    cert, key = self_signed()
+    folder.mkdir(mode=0o700)
+    (folder / "kg.pem").write_text(cert)
+    (folder / "kg.key").write_text(key)
+    (folder / "kg.key").chmod(0o600)
+    return ["--tls-ca-file", str(folder / "kg.pem"), "--tls-cert", str(folder / "kg.pem"),
+            "--tls-key", str(folder / "kg.key")]
 
 
 def _descendants(pid: int) -> list[int]:
@@ -172,10 +191,10 @@ def cluster(tmp_path):
         c.close()
 
 
-def _batch(root: Path, db: Path, scheduler: Path, device: str = "sim") -> subprocess.Popen:
+def _batch(root: Path, db: Path, c: Cluster, device: str = "sim") -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "autograder.cli", "batch", str(root), "--db", str(db),
-         "--device", device, "--scheduler", str(scheduler), "--seed", str(BATCH_SEED)],
+         "--device", device, "--scheduler", str(c.file), "--seed", str(BATCH_SEED), *c.tls],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -215,7 +234,7 @@ def test_batch_grades_on_workers_that_cannot_see_the_submissions(cluster, tmp_pa
         client.close()
 
     db = tmp_path / "results.sqlite"
-    proc = _batch(root, db, c.file)
+    proc = _batch(root, db, c)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:] + c.tail()
     rows = {r["key"]: r for r in _rows(db)}
@@ -245,14 +264,14 @@ def test_batch_grades_on_workers_that_cannot_see_the_submissions(cluster, tmp_pa
         f"{files['eve/07_occupancy']} is not a Jupyter notebook: it has no list of cells"
 
     # A rerun finds everything stored: nothing is sent, nothing stored twice.
-    again = _batch(root, db, c.file)
+    again = _batch(root, db, c)
     _, err = again.communicate(timeout=300)
     assert again.returncode == 0, err[-3000:]
     assert [r["result"] for r in _rows(db)] == [rows[k]["result"] for k in sorted(rows)]
 
     if not gpu_available():  # --device gpu needs no GPU here, but the workers' setup fails
         other = tmp_path / "gpu.sqlite"
-        gpu = _batch(root, other, c.file, device="gpu")
+        gpu = _batch(root, other, c, device="gpu")
         _, err = gpu.communicate(timeout=300)
         assert gpu.returncode == 2, err[-3000:]
         assert "a grading worker could not grade: --device gpu, but no GPU is visible" in err
@@ -265,7 +284,7 @@ def test_worker_killed_mid_batch_loses_nothing(cluster, tmp_path):
     c, root, files = cluster
     client = c.client()
     db = tmp_path / "results.sqlite"
-    proc = _batch(root, db, c.file)
+    proc = _batch(root, db, c)
     try:
         names = {addr: info["name"] for addr, info in
                  client.scheduler_info()["workers"].items()}
