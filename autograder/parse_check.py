@@ -40,7 +40,8 @@ WALL_S = 60
 
 # The child: argv = [cpu_s, memory_bytes, recursion_limit, max_depth, path]; the source on
 # stdin as UTF-8; one JSON object on stdout: {"kind": "ok" | "syntax" | "deep" | "memory",
-# "msg": str, "lineno": int}.
+# "msg": str, "lineno": int}. Python 3.11's parser raises MemoryError, not RecursionError, when
+# its own stack overflows (`N = 1**1**...` 3000 times): "memory" means either.
 _CHILD = r"""
 import resource, sys
 cpu, mem, rec, max_depth = map(int, sys.argv[1:5])
@@ -132,8 +133,9 @@ def check(source: Source) -> Refusal | None:
         return _syntax(source, msg, lineno)
     if kind == "deep":
         return _deep(source, lineno)
-    return Refusal("the code is too large to compile (it needs more than "
-                   f"{MEMORY_BYTES >> 30} GiB of memory)", "the code is too large")
+    return Refusal("the code is nested too deeply or too large to compile (Python's compiler "
+                   "ran out of room); write it in simpler steps",
+                   "the code is nested too deeply or too large")
 
 
 def _too_slow() -> Refusal:
