@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
@@ -70,15 +71,22 @@ def _stand_in_cell(cell) -> NotebookNode | None:
         return make("")
 
 
-def read_any(data: bytes) -> NotebookNode:
+def read_any(data: bytes, keep_submitted: bool = False) -> NotebookNode:
     """``data`` (a submitted file) as nbformat reads it when it is a well-formed notebook in
-    UTF-8, else as a stand-in (see the module's docstring). Never raises."""
+    UTF-8, else as a stand-in (see the module's docstring). Never raises.
+
+    ``keep_submitted``: keep a :data:`SUBMITTED_KEY` that a well-formed notebook holds (the
+    stand-in that nbgrader's sanitizing pass wrote, read again by its autograding pass); else it
+    is dropped, so a student cannot choose the bytes that are graded."""
     parsed = None
     try:
         text = data.decode("utf-8")
         parsed = json.loads(text)
         if _well_formed(parsed):
-            return nbformat.reads(text, as_version=4)
+            nb = nbformat.reads(text, as_version=4)
+            if not keep_submitted:
+                nb.metadata.pop(SUBMITTED_KEY, None)
+            return nb
     except Exception:  # noqa: BLE001  (whatever nbformat trips on: the stand-in below)
         pass
     cells = parsed.get("cells") if isinstance(parsed, dict) else None
@@ -102,11 +110,15 @@ def submitted_bytes(nb: NotebookNode) -> bytes | None:
 
 
 class ReadAnyNotebook(NotebookExporter):
-    """nbgrader's ``NotebookExporter`` that reads any file with :func:`read_any`."""
+    """nbgrader's ``NotebookExporter`` that reads any file with :func:`read_any`; the bytes a
+    stand-in keeps are trusted only in autograde's second pass (``NBGRADER_EXECUTION`` is
+    ``autograde`` then), which reads what the first pass wrote, never a student's file."""
 
     def from_file(self, file_stream, resources=None, **kw):
         buffer = getattr(file_stream, "buffer", None)
         data = buffer.read() if buffer is not None else file_stream.read()
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogatepass")
-        return self.from_notebook_node(read_any(data), resources=resources, **kw)
+        second_pass = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+        return self.from_notebook_node(read_any(data, keep_submitted=second_pass),
+                                       resources=resources, **kw)

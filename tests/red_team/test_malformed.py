@@ -321,3 +321,18 @@ def test_nbgrader_autograde_scores_malformed_notebooks_0_and_stores_them(tmp_pat
         shown = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                         for o in c.outputs if o.get("name") == "stdout")
         assert words in shown and "kernelgrade-nbgrader-" not in shown, shown[:500]
+
+
+def test_a_student_cannot_choose_the_bytes_nbgrader_grades():
+    """Only nbgrader's second pass trusts a stand-in's kept bytes: the sanitizing pass drops
+    them from a well-formed notebook, so a student who writes them in gets their notebook
+    graded, not the bytes."""
+    import base64
+
+    from autograder.nbgrader.reader import SUBMITTED_KEY, submitted_bytes
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    nb.metadata[SUBMITTED_KEY] = base64.b64encode(b"other code").decode()
+    data = nbformat.writes(nb).encode()
+    assert submitted_bytes(read_any(data)) is None
+    assert submitted_bytes(read_any(b'{"cells": 3}')) == b'{"cells": 3}'
