@@ -9,9 +9,10 @@ nothing for that student. :class:`ReadAnyNotebook` (``c.Autograde.exporter_class
 ``autograder course build``) reads a well-formed notebook exactly as nbgrader does; any other
 file becomes a *stand-in*: a valid notebook of the cells that are objects, with metadata of the
 wrong type dropped and sources that are not text emptied, whose notebook metadata keeps the
-submitted file's bytes (base64) under :data:`SUBMITTED_KEY`. :class:`autograder.nbgrader.
-preprocessor.GradeWithAutograder` grades those bytes (not the stand-in), so the student gets the same 0 and the
-same message as from ``autograder grade`` (:func:`autograder.submission.notebook_source`).
+submitted file's bytes (base64) under :data:`SUBMITTED_KEY`.
+:class:`autograder.nbgrader.preprocessor.GradeWithAutograder` grades those bytes (not the
+stand-in), so the student gets the same 0 and the same message as from ``autograder grade``
+(:func:`autograder.submission.notebook_source`).
 """
 
 from __future__ import annotations
