@@ -14,8 +14,9 @@ and recursive walk of it (the children's definitions runner, the instrumentation
 stays far below Python's default recursion limit.
 
 Whatever goes wrong (a ``SyntaxError``, too deep, too large, a crash of the child, its time
-limit) is a :class:`Refusal`: one plain message for the student, who gets a 0. The check runs no
-student code, so it needs no sandbox.
+limit) is a :class:`Refusal`: one plain message for the student, who gets a 0; a child that
+cannot run even ``pass`` is the grader's fault (:class:`autograder.errors.GraderSetupError`). The
+check runs no student code, so it needs no sandbox.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from .errors import GraderSetupError
 from .submission import Source
 
 #: Deepest syntax tree accepted (module = 0; the package's deepest module has 21 levels).
@@ -35,8 +37,9 @@ MAX_CHARS = 1_000_000
 CPU_S = 10
 MEMORY_BYTES = 2 << 30
 RECURSION_LIMIT = 500
-#: Wall-clock limit of the child, in seconds (a busy machine: more than its CPU time).
-WALL_S = 60
+#: Wall-clock limit of the child, in seconds: reached only on an overloaded machine (compiling
+#: never waits), so reaching it is the grader's fault.
+WALL_S = 120
 
 # The child: argv = [cpu_s, memory_bytes, recursion_limit, max_depth, path]; the source on
 # stdin as UTF-8; one JSON object on stdout: {"kind": "ok" | "syntax" | "deep" | "memory",
@@ -105,28 +108,25 @@ def _deep(source: Source, lineno: int) -> Refusal:
 def check(source: Source) -> Refusal | None:
     """None when ``source`` compiles and parses within the limits; else the :class:`Refusal`.
 
-    Never raises for any text (a child that cannot be started raises ``OSError``: a fault of
-    the grader's setup, not of the submission). Takes about 20-40 ms for an exercise's file.
+    Never raises for any text. Raises :class:`autograder.errors.GraderSetupError` when the
+    child fails on a trivial source too (it cannot start here) or runs out of wall-clock time
+    (:data:`WALL_S`) before its CPU limit (the machine is overloaded): never a 0 for the
+    grader's fault. Takes about 25 ms of CPU for an exercise's file.
     """
     if len(source.text) > MAX_CHARS:
         return Refusal(f"the code is too large to grade ({len(source.text):,} characters; at "
                        f"most {MAX_CHARS:,})", "the code is too large")
-    args = [sys.executable, "-I", "-S", "-c", _CHILD, str(CPU_S), str(MEMORY_BYTES),
-            str(RECURSION_LIMIT), str(MAX_DEPTH), source.path]
-    try:
-        done = subprocess.run(args, input=source.text.encode("utf-8", "surrogatepass"),
-                              capture_output=True, timeout=WALL_S, env={}, check=False)
-    except subprocess.TimeoutExpired:
-        return _too_slow()
-    try:
-        answer = json.loads(done.stdout.decode("utf-8"))
-        kind, msg, lineno = answer["kind"], str(answer["msg"]), int(answer["lineno"])
-    except (ValueError, KeyError, TypeError):
-        if done.returncode in (-24, -9):  # SIGXCPU, SIGKILL: the CPU limit
+    answer, status, err = _run(source.text, source.path)
+    if answer is None:
+        if status in (-24, -9):  # SIGXCPU, SIGKILL: the CPU limit
             return _too_slow()
+        if _run("pass\n", "probe.py")[0] is None:
+            raise GraderSetupError(f"the parse check's child ({sys.executable} -I -S) fails "
+                                   f"even on `pass` (exit status {status}): {err[-300:]}")
         return Refusal("the code could not be compiled: Python's compiler stopped on it (exit "
-                       f"status {done.returncode}); write it in simpler steps",
+                       f"status {status}); write it in simpler steps",
                        "the code could not be compiled")
+    kind, msg, lineno = answer
     if kind == "ok":
         return None
     if kind == "syntax":
@@ -136,6 +136,26 @@ def check(source: Source) -> Refusal | None:
     return Refusal("the code is nested too deeply or too large to compile (Python's compiler "
                    "ran out of room); write it in simpler steps",
                    "the code is nested too deeply or too large")
+
+
+def _run(text: str, path: str) -> tuple[tuple[str, str, int] | None, int, str]:
+    """``((kind, msg, lineno) or None when the child gave no answer, exit status, the end of
+    its stderr)`` of the child on ``text``."""
+    args = [sys.executable, "-I", "-S", "-c", _CHILD, str(CPU_S), str(MEMORY_BYTES),
+            str(RECURSION_LIMIT), str(MAX_DEPTH), path]
+    try:
+        done = subprocess.run(args, input=text.encode("utf-8", "surrogatepass"),
+                              capture_output=True, timeout=WALL_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise GraderSetupError(f"the parse check took over {WALL_S} s of wall-clock time for "
+                               f"at most {CPU_S} s of CPU: this machine is overloaded") from None
+    err = done.stderr.decode("utf-8", "replace")
+    try:
+        answer = json.loads(done.stdout.decode("utf-8"))
+        return (str(answer["kind"]), str(answer["msg"]), int(answer["lineno"])), \
+            done.returncode, err
+    except (ValueError, KeyError, TypeError):
+        return None, done.returncode, err
 
 
 def _too_slow() -> Refusal:

@@ -336,3 +336,12 @@ def test_a_student_cannot_choose_the_bytes_nbgrader_grades():
     data = nbformat.writes(nb).encode()
     assert submitted_bytes(read_any(data)) is None
     assert submitted_bytes(read_any(b'{"cells": 3}')) == b'{"cells": 3}'
+
+
+def test_a_parse_check_that_cannot_run_is_the_graders_fault_not_a_zero():
+    from autograder.errors import GraderSetupError
+    from autograder.submission import Source
+
+    with mock.patch.object(sys, "executable", "/bin/false"), \
+            pytest.raises(GraderSetupError, match="fails even on `pass`"):
+        parse_check.check(Source("x = 1\n", "ok.py"))
