@@ -16,7 +16,7 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
-from . import children, diagnostics, driver_occupancy, exercises, judge, plan
+from . import children, diagnostics, driver_occupancy, exercises, judge, parse_check, plan
 from . import preflight as preflight_mod
 from .devices import (default_limits, gpu_available, gpu_count,  # noqa: F401 (re-exported)
                       no_gpu_reason, resolve_device)
@@ -79,17 +79,13 @@ def _grade_submission(submission, exercise, backend, seed, limits, sanitize) -> 
     result = ExerciseResult(exercise.name, str(submission), backend, seed=seed)
     try:
         source = load_source(submission)
-        compile(source.text, source.path, "exec")
     except SubmissionError as exc:
         result.tests = all_tests(exercise, Status.ERROR, str(exc))
         return result
-    except SyntaxError as exc:
-        lineno = exc.lineno or 0
-        code = source.line_text(lineno).strip()[:80] if lineno else ""
-        msg = (f"{source.where(lineno)}: the code does not parse: {exc.msg}"
-               + (f" (`{code}`)" if code else ""))
-        result.tests = once(all_tests(exercise, Status.ERROR, msg),
-                            "not run: the code does not parse (see above)")
+    refusal = parse_check.check(source)  # in a child: the grader's process never compiles it
+    if refusal is not None:
+        result.tests = once(all_tests(exercise, Status.ERROR, refusal.message),
+                            f"not run: {refusal.reason} (see above)")
         return result
     cases = driver_occupancy.fill(exercise, plan.make_cases(exercise, seed), backend)
     return _grade_source(exercise, source, backend, cases, limits or default_limits(backend),

@@ -46,7 +46,12 @@ class Source:
 
 
 def _is_autograder_test_cell(cell: dict) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
+    """A grade cell that is not a solution cell. Metadata of the wrong JSON type (a list, a
+    string, ...) is read as no metadata: the cell is the student's."""
+    meta = cell.get("metadata")
+    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        return False
     return bool(meta.get("grade")) and not meta.get("solution")
 
 
@@ -56,15 +61,65 @@ def _strip_magics(lines: list[str]) -> list[str]:
     return ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines]
 
 
-def notebook_source(raw: str, path: str) -> Source:
-    """Source of a notebook given as JSON text. Raises :class:`SubmissionError`."""
+def _json_type(value) -> str:
+    """``value``'s JSON type in words, for messages: ``"a number"``, ``"a list"``..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    return {int: "a number", float: "a number", str: "text", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _cell_text(src, path: str, cell_no: int) -> str:
+    """The text of a code cell's ``source`` (a string, or a list of strings as nbformat writes
+    it; a missing one is empty). Raises :class:`SubmissionError` for any other JSON value and
+    for text that is not valid Unicode (a lone surrogate written as ``\\ud800``)."""
+    if src is None:
+        src = ""
+    if isinstance(src, list):
+        bad = next((s for s in src if not isinstance(s, str)), "")
+        if not isinstance(bad, str):
+            raise SubmissionError(
+                f"{path}: cell {cell_no}'s source is a list holding {_json_type(bad)}, not "
+                "lines of text; re-save the notebook from Jupyter")
+        src = "".join(src)
+    if not isinstance(src, str):
+        raise SubmissionError(f"{path}: cell {cell_no}'s source is {_json_type(src)}, not text; "
+                              "re-save the notebook from Jupyter")
     try:
-        nb = json.loads(raw)
+        src.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SubmissionError(
+            f"{path}: cell {cell_no} holds a character that is not valid Unicode (position "
+            f"{exc.start}); re-save the notebook from Jupyter") from None
+    return src
+
+
+def _parse_json(raw: str, path: str):
+    try:
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise SubmissionError(
             f"{path} is not a valid notebook (JSON error at line {exc.lineno}: {exc.msg}); "
             "re-save it from Jupyter"
         ) from None
+    except RecursionError:
+        raise SubmissionError(f"{path} is not a valid notebook: its JSON is nested too deeply; "
+                              "re-save it from Jupyter") from None
+    except ValueError:  # a number with more digits than Python converts (4300)
+        raise SubmissionError(f"{path} is not a valid notebook: it holds a number with too "
+                              "many digits; re-save it from Jupyter") from None
+
+
+def notebook_source(raw: str, path: str) -> Source:
+    """Source of a notebook given as JSON text. Any JSON value anywhere is either read or
+    refused: raises :class:`SubmissionError` (one message for the student) for text that is not
+    JSON, JSON that is not a notebook (no list ``cells``), a code cell whose ``source`` is not
+    text, and a notebook without code. Cells that are not objects, cells whose ``cell_type`` is
+    not ``"code"`` and metadata of the wrong type are ignored (metadata then marks no test
+    cell)."""
+    nb = _parse_json(raw, path)
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise SubmissionError(f"{path} is not a Jupyter notebook: it has no list of cells")
@@ -77,8 +132,7 @@ def notebook_source(raw: str, path: str) -> Source:
         code_cell_no += 1
         if _is_autograder_test_cell(cell):
             continue
-        src = cell.get("source", "")
-        src = "".join(src) if isinstance(src, list) else str(src)
+        src = _cell_text(cell.get("source"), path, code_cell_no)
         lines = _strip_magics(src.splitlines())
         for i, ln in enumerate(lines, start=1):
             text_lines.append(ln)

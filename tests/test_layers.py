@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                      "known_bad", "discovery", "environment", "host_blas", "cache_folder", "kernel_cache",
                      "gpu_nodes", "nodump")),
     ("child", ("harness", "child_*")),
-    ("sandbox", ("sandbox",)),
+    ("sandbox", ("sandbox", "parse_check")),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "concept_use", "diagnostics",
                        "hints", "children", "reference_warmup")),
     ("entry points", ("grader", "preflight", "driver_occupancy", "batch", "cluster", "batch_tls",

@@ -74,6 +74,9 @@ os.environ.setdefault("KERNELGRADE_SOLUTIONS", os.path.join(HERE, "instructor", 
 {mode_comment}
 c.Autograde.autograde_preprocessors = [
 {preprocessors}]
+# A malformed notebook (JSON of the wrong type, not JSON, not UTF-8) is graded 0 with a message
+# instead of failing that student's autograde.
+c.Autograde.exporter_class = "autograder.nbgrader.reader.ReadAnyNotebook"
 
 # Simulator grades are provisional (timing and the largest sizes need a GPU). Without this
 # setting, autograde refuses to store them (`autograder course build --allow-provisional`).

@@ -48,7 +48,7 @@ def hidden_grade_id(exercise: str, part: str | Kind) -> str:
 def parse_hidden_grade_id(grade_id: str) -> tuple[str, Kind] | None:
     """``(exercise, part)`` of a grade cell id made by :func:`hidden_grade_id`, else None (an
     instructor's own grade cells, public tests, anything else)."""
-    m = _HIDDEN_ID.fullmatch(grade_id or "")
+    m = _HIDDEN_ID.fullmatch(grade_id) if isinstance(grade_id, str) else None
     return (m["exercise"], Kind(m["part"])) if m else None
 
 

@@ -71,6 +71,7 @@ from ..submission import Source, SubmissionError, linked_part, not_a_regular_fil
 from . import notebook as nbb
 from .cellreport import part_points, render_part
 from .cells import DEVICE_ENV
+from .reader import submitted_bytes
 
 #: Metadata key (notebook level) of the autograded notebook that holds the full results.
 METADATA_KEY = "kernelgrade"
@@ -268,13 +269,20 @@ class GradeWithAutograder(NbGraderPreprocessor):
                resources: ResourcesDict) -> tuple[ExerciseResult, Source | None]:
         """Grade the code cells of ``nb`` for ``exercise`` in the grader's child processes;
         returns the result and the graded :class:`~autograder.submission.Source` (None when
-        it cannot be read: the HTML then shows no source lines)."""
+        it cannot be read: the HTML then shows no source lines). A stand-in for a malformed
+        file (:mod:`autograder.nbgrader.reader`) is graded as the file it stands for."""
         with tempfile.TemporaryDirectory(prefix="kernelgrade-nbgrader-") as tmp:
             path = Path(tmp) / f"{exercise}.ipynb"
-            path.write_text(nbformat.writes(nb), encoding="utf-8")
+            kept = submitted_bytes(nb)  # a malformed file: grade what was submitted
+            if kept is not None:
+                path.write_bytes(kept)
+            else:
+                path.write_text(nbformat.writes(nb), encoding="utf-8")
             result = grader.grade(path, exercise, device=device)
             source = load_source_quietly(path)
         result.submission = self._name(resources)
+        for t in result.tests:  # a refusal names the file: the student's, not our copy
+            t.message = t.message.replace(str(path), result.submission)
         self.log.info("%s: %s %g / %g on %s, seed %s%s", result.submission, exercise,
                       result.score, result.max_score, result.device, result.seed,
                       f" ({result.provisional_note})" if result.provisional else "")

@@ -38,7 +38,9 @@ class SaveGradingNotes(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict
                    ) -> tuple[NotebookNode, ResourcesDict]:
         results = resources.get(RESOURCES_KEY, {}).get("results", {})
-        solution_ids = [c.metadata.nbgrader.grade_id for c in nb.cells if utils.is_solution(c)]
+        solution_ids = [c.metadata.nbgrader.get("grade_id") for c in nb.cells
+                        if utils.is_solution(c)]
+        solution_ids = [i for i in solution_ids if isinstance(i, str)]
         if not results or not solution_ids:
             return nb, resources
         info = resources["nbgrader"]
