@@ -37,18 +37,18 @@ PYEOF
 chmod +x /tmp/gs/python
 export KERNELGRADE_GRADESCOPE_ROOT=$ROOT KERNELGRADE_GRADESCOPE_PYTHON=/tmp/gs/python
 cd /tmp/gs
-start=$(date +%s.%N)
+start=$(date +%s%N)
 /tmp/gs/python -m autograder.gradescope.run "$EXERCISE" --setup --root "$ROOT" > "$OUT_DIR/gs.txt" 2>&1
-echo "setup: exit $?, $(echo "$(date +%s.%N) - $start" | bc) s" | tee -a "$OUT_DIR/gs.txt"
+echo "setup: exit $?, $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$OUT_DIR/gs.txt"
 MUTANT=$(ls "$TREE"/autograder/exercises/$EXERCISE/mutants/*.py | head -1)
 submit() {  # case name, then a command that fills $ROOT/submission
   rm -rf "$ROOT/submission" && mkdir -p "$ROOT/submission"
   eval "$2"
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   bash "$ROOT/source/run_autograder" >> "$OUT_DIR/gs.txt" 2>&1
   status=$?
   cp "$ROOT/results/results.json" "$OUT_DIR/gs_$1.json" 2>/dev/null
-  echo "$1: exit $status, $(echo "$(date +%s.%N) - $start" | bc) s, score $(python3 -c "import json,sys; print(json.load(open('$OUT_DIR/gs_$1.json')).get('score'))" 2>&1)" | tee -a "$OUT_DIR/gs.txt"
+  echo "$1: exit $status, $(( ($(date +%s%N) - start) / 1000000 )) ms, score $(python3 -c "import json,sys; print(json.load(open('$OUT_DIR/gs_$1.json')).get('score'))" 2>&1)" | tee -a "$OUT_DIR/gs.txt"
 }
 submit solution "cp $TREE/autograder/exercises/$EXERCISE/solution.py $ROOT/submission/$EXERCISE.py"
 submit mutant "cp $MUTANT $ROOT/submission/$EXERCISE.py"
