@@ -27,18 +27,21 @@ from .errors import GraderSetupError
 from .store import ResultStore
 
 
-def read_submission(sub: Submission) -> dict:
+def read_submission(sub: Submission, skipped: list[Skipped] = ()) -> dict:
     """What a worker needs to grade ``sub``, read here so that it needs no access to our files:
-    ``{"key", "student", "exercise", "name", "data"}``. ``name`` is the file as discovered
+    ``{"key", "student", "exercise", "name", "data", "why"}``. ``name`` is the file as discovered
     (``str(sub.path)``: what results show as the submission, and where the HTML report finds its
     source), ``data`` its bytes; both are None for a student folder without a notebook or ``.py``
-    file. The file is read without following a link anywhere below the class folder
+    file; ``why``: then, what the folder held instead (``skipped``'s reasons for ``sub.key``).
+    The file is read without following a link anywhere below the class folder
     (:func:`autograder.discovery.read_regular`). Raises
     :class:`autograder.discovery.NotRegularFile` when it became a link or a special file after
     discovery, ``OSError`` when it cannot be read."""
     return {"key": sub.key, "student": sub.student, "exercise": sub.exercise,
             "name": str(sub.path) if sub.path else None,
-            "data": read_regular(sub.path, sub.root) if sub.path else None}
+            "data": read_regular(sub.path, sub.root) if sub.path else None,
+            "why": [] if sub.path else [f"{Path(k.path).name}: {k.reason}" for k in skipped
+                                        if k.key == sub.key]}
 
 
 def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True,
@@ -49,7 +52,8 @@ def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True,
     folder of this worker under the file's own name (a notebook stays ``.ipynb``), graded with
     :func:`autograder.grader.grade`, and the folder is removed; the result names the submission
     by ``sub["name"]`` and no message mentions the temporary folder. A student folder without a
-    notebook scores 0 with a message. Never raises for a bad submission (the grader turns those
+    notebook scores 0 with a message (naming what its folder held instead: ``sub["why"]``, the
+    reasons its entries were not graded). Never raises for a bad submission (the grader turns those
     into results); raises :class:`autograder.errors.GraderSetupError` when this worker cannot
     grade (its preflight, once per worker process and exercise, unless ``preflight`` is False)."""
     from . import exercises
@@ -62,8 +66,10 @@ def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True,
         from .results import Status
 
         result = ExerciseResult(ex.name, sub["key"], device, seed=seed)
+        why = "; ".join(sub.get("why") or [])
         result.tests = _all_tests(ex, Status.ERROR,
-                                  f"no .ipynb or .py file was submitted in {sub['key']}")
+                                  f"no .ipynb or .py file that can be graded was submitted in "
+                                  f"{sub['key']}" + (f" ({why})" if why else ""))
         return result.to_dict()
     with tempfile.TemporaryDirectory(prefix="kernelgrade-submission-") as tmp:
         file = Path(tmp) / (Path(sub["name"]).name or "submission.py")
@@ -146,7 +152,7 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
         if s.key in done:
             continue
         try:
-            pending.append((s, read_submission(s)))
+            pending.append((s, read_submission(s, skipped)))
         except NotRegularFile as exc:
             skipped.append(Skipped(str(s.path), "changed", f"{exc}; not graded", s.student,
                                    s.exercise, s.key))

@@ -404,3 +404,20 @@ def test_no_byte_of_a_link_target_is_anywhere(graded):
     for where, text in blobs.items():
         assert passwd not in text, f"/etc/passwd's first line in {where}"
         assert solution.strip() not in text, f"the solution's text in {where}"
+
+
+def test_a_folder_holding_only_a_link_gets_a_0_that_names_the_link(tmp_path):
+    """mallory's assignment folder holds only a link: her 0 says what the folder held and why
+    it was not graded, not that nothing was submitted."""
+    root = tmp_path / "submitted"
+    (root / "mallory" / "tiled_matmul").mkdir(parents=True)
+    (root / "mallory" / "tiled_matmul" / "tiled_matmul.py").symlink_to(SOLUTION)
+    subs, skipped = discover(root)
+    [sub] = subs
+    assert sub.path is None
+    payload = batch.read_submission(sub, skipped)
+    result = batch.grade_submission(payload, "sim", 1, preflight=False)
+    messages = {t["message"] for t in result["tests"]}
+    assert len(messages) == 1
+    [message] = messages
+    assert "tiled_matmul.py: a symbolic link" in message and result["score"] == 0
