@@ -42,9 +42,21 @@ def describe(exc: BaseException) -> str:
     return "\n".join(lines[:12])
 
 
+def is_finding(exc: BaseException) -> bool:
+    """Whether ``exc`` is an exercise driver's finding about the kernel (its class sets
+    ``kernelgrade_finding = True``, e.g. a grid barrier that let a thread through early) rather
+    than an exception the kernel raised. A submission's own exception that claims to be one only
+    turns its own error into a failure: 0 points either way."""
+    return getattr(type(exc), "kernelgrade_finding", False) is True
+
+
 def send_error(phase: str, exc: BaseException, path: str, **extra) -> None:
     """Send an ``error`` record of ``phase`` for ``exc``, with the submission's line (``path``
-    is its file name) when a traceback frame or Numba's message names it; ``extra``: the
-    record's other fields (``id``, ``fatal``, ``skipped``)."""
+    is its file name) when a traceback frame or Numba's message names it, marked ``finding``
+    when :func:`is_finding`; ``extra``: the record's other fields (``id``, ``fatal``,
+    ``skipped``)."""
     lineno = _student_frame(exc, path) or getattr(exc, "submission_lineno", None)
+    if is_finding(exc):
+        send(Error(phase, str(exc), None, finding=True, **extra))
+        return
     send(Error(phase, describe(exc), lineno, **extra))

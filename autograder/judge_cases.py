@@ -125,6 +125,8 @@ def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dic
     spec = c.spec
     if backend == "sim" and not spec.sim:
         return Status.SKIPPED, 0.0, spec.why_gpu or SIM_SKIP
+    if c.id in errors and errors[c.id].finding:
+        return Status.FAILED, 0.0, errors[c.id].message
     if c.id in errors:
         what = "function" if exercise.contract.functions else "kernel"
         return (Status.ERROR, 0.0,

@@ -266,7 +266,9 @@ class Error(Record):
     """Something failed in ``phase`` (:data:`PHASES`): ``message`` (exception type and text),
     ``lineno`` (the submission's line, if known), ``id`` (the case, phase ``run``), ``fatal``
     (phase ``run``: the GPU context is lost, no case follows), ``skipped`` (phase
-    ``contract``: as :class:`Imported`)."""
+    ``contract``: as :class:`Imported`), ``finding`` (phase ``run``: an exercise driver's check
+    of the kernel's behaviour failed, e.g. a grid barrier that let a thread through early: the
+    case failed, the kernel raised nothing; see :func:`autograder.child_channel.is_finding`)."""
 
     TYPE = "error"
     phase: str
@@ -275,13 +277,14 @@ class Error(Record):
     id: int | str | None = None
     fatal: bool | None = None
     skipped: list | None = None
+    finding: bool | None = None
 
     @classmethod
     def from_header(cls, h: dict, arrays=None) -> Error:
         return cls(_get(h, "phase", lambda v: v in PHASES), _get(h, "message", _is(str)),
                    _get(h, "lineno", _int, None), _get(h, "id", _id, None),
                    _get(h, "fatal", _is(bool), None), _get(h, "skipped", _skipped, None),
-                   **_stamp(h))
+                   _get(h, "finding", _is(bool), None), **_stamp(h))
 
 
 @dataclass(frozen=True)

@@ -92,3 +92,41 @@ def test_blocks_may_be_two_or_three_dimensional_and_the_kernel_takes_the_skew():
     for name in ("grid_barrier", "grid_barrier_lockfree"):  # a barrier before arriving is needed
         assert any(c.params.get("skew_us", 0) > 0 for c in exercises.get(name).cases)
         assert sum(c.points for c in exercises.get(name).cases) == 80
+
+
+def test_a_barrier_that_lets_a_thread_through_fails_its_case_with_the_drivers_message():
+    """The driver's finding (a thread out of the barrier before the grid arrived) travels as an
+    error record marked ``finding`` and is judged a failed case with the driver's words, not
+    "your kernel raised"; an exception the kernel raises stays an error."""
+    from autograder import plan
+    from autograder.child_channel import is_finding
+    from autograder.exercises.grid_barrier.driver import BarrierLetThrough, check_entered
+    from autograder.judge_cases import judge_case
+    from autograder.protocol import Error
+    from autograder.results import Status
+    from autograder.submission import Source
+
+    class Early:  # check_entered's view of the device flag array
+        def __init__(self, call):
+            self.call = call
+
+        def copy_to_host(self):
+            import numpy as np
+            return np.array([self.call, 0], np.int32)
+
+    check_entered(Early(0), 4)
+    with pytest.raises(BarrierLetThrough) as raised:
+        check_entered(Early(3), 4)
+    assert is_finding(raised.value) and not is_finding(RuntimeError("x"))
+    record = Error.from_header(Error("run", str(raised.value), id=0, finding=True).to_header())
+    assert record.finding is True
+    ex = exercises.get("grid_barrier")
+    case = plan.make_cases(ex, 1)[0]
+    source = Source("x = 1\n", "submission.py", [(None, 1)])
+    status, points, message, *_ = judge_case(ex, source, "gpu", case, {}, {case.id: record},
+                                             None, {})
+    assert (status, points) == (Status.FAILED, 0.0)
+    assert message.startswith("a thread came out of your barrier (call 3)")
+    raised_by_kernel = Error("run", "RuntimeError: x", id=case.id)
+    status, *_ = judge_case(ex, source, "gpu", case, {}, {case.id: raised_by_kernel}, None, {})
+    assert status is Status.ERROR

@@ -19,6 +19,14 @@ are views into larger buffers whose margins hold :data:`STATE_SENTINEL`: a barri
 writes past them (a checker thread with no ``tid < gridDim.x`` guard) is reported by
 :func:`check_state` after the launch.
 
+And in every case the grid's last block is held back :data:`HOLD_US` µs before each barrier
+call, while every thread counts itself in before its call and, once its call returns, checks
+that every thread of the grid has counted in: a barrier that lets any thread through before
+the whole grid has arrived (thread 0 waits, the rest of its block goes on) is caught on every
+launch, whatever the outputs were (:class:`BarrierLetThrough`). A barrier that waits is never
+caught: no thread returns before the last block's threads have counted in, and each counts in
+with an atomic whose reply it waits for, so the count is in L2 before its block can arrive.
+
 The multi-phase kernel, its reference and the launch (:func:`run_phases`) are shared with the
 other grid-barrier drivers (``grid_barrier_lockfree``): each gives its barrier's state (a tuple of
 device arrays, here ``(counter,)``) and a device function ``call(state, j)`` that makes the j-th
@@ -42,8 +50,21 @@ STATE_SENTINEL = -0x3EEDBEE
 STATE_MARGIN = 1024
 
 
+#: How long the grid's last block waits before each barrier call (µs): far longer than a barrier
+#: takes, so a thread that leaves early finds that block not yet counted in.
+HOLD_US = 20
+
+
 class BarrierOutOfBounds(Exception):
     """The barrier wrote outside its state arrays (raised by :func:`check_state`)."""
+
+
+class BarrierLetThrough(Exception):
+    """A thread came out of a barrier call before every thread of the grid had made that call
+    (raised by :func:`check_entered`): the case fails with this message (a driver's finding,
+    :func:`autograder.child_channel.is_finding`), the kernel raised nothing."""
+
+    kernelgrade_finding = True
 
 
 def shifts(n: int, phases: int) -> list[int]:
@@ -61,9 +82,12 @@ def reference(x: np.ndarray, phases: int) -> np.ndarray:
 
 @functools.cache
 def build(call):
-    """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases, skew_ns)``; after
-    each phase it runs ``call(state, j)`` (a device function; ``j`` = 1, 2, … counts the barrier
-    calls). Blocks may be 1-, 2- or 3-D: threads are numbered ``x`` fastest. With ``skew_ns`` > 0
+    """The multi-phase kernel ``multi_phase(state, x, out, tmp, shift, phases, skew_ns,
+    entered, early)``; after each phase it runs ``call(state, j)`` (a device function; ``j`` =
+    1, 2, … counts the barrier calls), each thread adding itself to ``entered[j - 1]`` (int32,
+    one per phase, zeroed) before the call and, after it, writing ``j`` to ``early[0]`` (int32,
+    zeroed) when fewer than all of the grid's threads had (:func:`check_entered`); the grid's
+    last block waits :data:`HOLD_US` µs before each call. Blocks may be 1-, 2- or 3-D: threads are numbered ``x`` fastest. With ``skew_ns`` > 0
     every thread past the first warp of an odd-numbered block sleeps that long before each
     phase's work. One
     kernel per ``call`` in a process: each case launches the same kernel, compiled once, before
@@ -71,9 +95,10 @@ def build(call):
     from numba import cuda
 
     @cuda.jit
-    def multi_phase(state, x, out, tmp, shift, phases, skew_ns):
+    def multi_phase(state, x, out, tmp, shift, phases, skew_ns, entered, early):
         n = x.shape[0]
         per_block = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+        everyone = cuda.gridDim.x * per_block
         tid = (cuda.threadIdx.x + cuda.blockDim.x * cuda.threadIdx.y
                + cuda.blockDim.x * cuda.blockDim.y * cuda.threadIdx.z)
         stride = cuda.gridDim.x * per_block
@@ -99,7 +124,14 @@ def build(call):
                     tmp[e] = 3 * v + p
                 e += stride
             calls += 1
+            if cuda.blockIdx.x == cuda.gridDim.x - 1:
+                for _ in range(HOLD_US):
+                    cuda.nanosleep(1000)
+            if cuda.atomic.add(entered, p, 1) < 0:  # the reply is awaited: counted in L2 now
+                early[1] = 1
             call(state, calls)
+            if cuda.atomic.add(entered, p, 0) < everyone:
+                cuda.atomic.max(early, 0, calls)
 
     return multi_phase
 
@@ -122,12 +154,12 @@ def launch_types(state_arrays: int) -> tuple:
     ``state`` (a tuple of ``state_arrays`` int32 C-contiguous 1-D device arrays), ``x``, ``out``
     and ``tmp`` (int32, C-contiguous 1-D: the harness's views are contiguous slices of its
     guarded buffers), ``shift`` (int64, C-contiguous 1-D), ``phases`` and ``skew_ns`` (Python
-    ints: int64)."""
+    ints: int64), ``entered`` and ``early`` (int32, C-contiguous 1-D)."""
     from numba import types
 
     ints = types.Array(types.int32, 1, "C")
     return (types.UniTuple(ints, state_arrays), ints, ints, ints,
-            types.Array(types.int64, 1, "C"), types.int64, types.int64)
+            types.Array(types.int64, 1, "C"), types.int64, types.int64, ints, ints)
 
 
 def compile_phases(call, state_arrays: int):
@@ -183,6 +215,20 @@ def check_state(buffers, names: tuple[str, ...]) -> None:
                 f"access to {name} with an index in bounds")
 
 
+def check_entered(early, blocks: int) -> None:
+    """Raise :class:`BarrierLetThrough` when a thread came out of a barrier call before every
+    thread of the ``blocks`` blocks had made it (``early``: :func:`build`'s flag array, on the
+    device, after the launch)."""
+    call = int(early.copy_to_host()[0])
+    if call:
+        raise BarrierLetThrough(
+            f"a thread came out of your barrier (call {call}) before every thread of the grid "
+            f"had called it: the grid's last block was held back {HOLD_US} µs before each "
+            f"call, and threads of other blocks went on without it. Every thread must wait "
+            f"until all {blocks} blocks have arrived, not only the thread that checks the "
+            f"counter: its block's other threads wait for it at a cuda.syncthreads()")
+
+
 def resident_grid(kernel, args, threads: int) -> int:
     """Blocks that fit on the device at once for ``kernel`` at ``threads`` per block."""
     from numba import typeof
@@ -198,7 +244,8 @@ def run_phases(call, names: tuple[str, ...], views: dict, params: dict, grid_for
     microseconds of skew. ``grid_for(resident, threads)`` picks the block count from the blocks
     the occupancy calculator lets be resident at once; the barrier's state is one zeroed int32
     array of ``state_size(blocks)`` elements per name in ``names`` (:func:`guarded_state`), checked by
-    :func:`check_state` after the launch (raises :class:`BarrierOutOfBounds`). The argument
+    :func:`check_state` after the launch (raises :class:`BarrierOutOfBounds`), then
+    :func:`check_entered` (raises :class:`BarrierLetThrough`). The argument
     types are :func:`launch_types`'s, so a kernel compiled by :func:`compile_phases` is not
     compiled again."""
     from numba import cuda
@@ -208,8 +255,10 @@ def run_phases(call, names: tuple[str, ...], views: dict, params: dict, grid_for
     kernel = build(call)
     tmp = cuda.device_array(n, np.int32)
     shift = cuda.to_device(np.array(shifts(n, phases), np.int64))
+    entered = cuda.to_device(np.zeros(phases, np.int32))
+    early = cuda.to_device(np.zeros(2, np.int32))
     args = (views["x"], views["out"], tmp, shift, phases,
-            int(round(float(params.get("skew_us", 0)) * 1000)))
+            int(round(float(params.get("skew_us", 0)) * 1000)), entered, early)
     block = block_shape(params)
     threads = math.prod(block)
     probe = (guarded_state(1, len(names))[0],) + args  # the argument types, for the query
@@ -218,6 +267,7 @@ def run_phases(call, names: tuple[str, ...], views: dict, params: dict, grid_for
     kernel[grid, block](state, *args)
     cuda.synchronize()
     check_state(buffers, names)
+    check_entered(early, grid)
 
 
 def drive(function, views: dict, params: dict, consts: dict) -> None:
