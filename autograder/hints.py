@@ -517,10 +517,10 @@ def find(ptx: str | None, report: dict | None, source=None, filename: str | None
         missing.append("registers per thread: need a GPU (Numba counts them when it builds "
                        "the kernel for a device)")
     if limits is None or shared is None:
-        missing.append("occupancy: no per-SM limits or shared-memory count"
+        missing.append(f"{_OCCUPANCY_MISSING}no per-SM limits or shared-memory count"
                        + (f" (compute capability {cc})" if cc else ""))
     elif not threads_per_block:
-        missing.append("occupancy: this exercise has no timed launch to size")
+        missing.append(f"{_OCCUPANCY_MISSING}this exercise has no timed launch to size")
     else:
         if not limits.sm_count:
             missing.append("grid size against the SMs: needs the GPU's SM count"
@@ -573,6 +573,7 @@ _COMPARED_PTX = "float64 instructions and loops left un-unrolled in the compiled
 _COMPARED_RUN = ("global loads per output element against the instructor's kernel, coalescing "
                  "of global loads and stores, shared-memory bank conflicts and divergent warp "
                  "branches in the instrumented run")
+_OCCUPANCY_MISSING = "occupancy: "  # how an entry of find()'s missing list about occupancy starts
 _COMPARED_OCC = "occupancy (shared memory, registers and blocks per SM)"
 
 
@@ -580,7 +581,7 @@ def compared_text(ptx: str | None, report: dict | None, missing: list[str]) -> s
     """The timing test's words when no hint found a cause for its lost points: what was
     compared, and that the difference is in the kernel's speed itself."""
     checked = ([_COMPARED_PTX] if ptx else []) + ([_COMPARED_RUN] if report is not None else [])
-    if not any(m.startswith("occupancy") for m in missing):
+    if not any(m.startswith(_OCCUPANCY_MISSING) for m in missing):
         checked.append(_COMPARED_OCC)
     what = "; ".join(checked) if checked else "nothing (no PTX and no instrumented run came back)"
     return ("; none of the causes the grader looks for shows in your kernel (it compared: "

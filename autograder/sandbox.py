@@ -692,10 +692,17 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
         # The probe passed, yet the sandboxed child died before its first record (which it
         # sends before any student code exists): a mount or device it lacks. Grade without
         # bubblewrap from now on for this backend, and say so.
+        # Under ``require`` there is no plain rerun: bubblewrap's own failure ("bwrap: ...") is
+        # SandboxUnavailable; a Python that died inside it (an import that fails) is returned
+        # for the caller to report as the grader's environment (environment.setup_problem).
+        # Either way the grader's setup, never a student's zero.
         last = (run.output.strip().splitlines() or [f"exit code {run.exit_code}"])[-1][:200]
-        _broken[backend] = f"the sandboxed {backend} child failed to start: {last}"
         if _mode() == "require":
-            raise SandboxUnavailable(f"bubblewrap cannot run: {_broken[backend]}")
+            if "bwrap:" in run.output:
+                raise SandboxUnavailable(f"bubblewrap cannot run: the sandboxed {backend} child "
+                                         f"failed to start: {last}")
+            return run
+        _broken[backend] = f"the sandboxed {backend} child failed to start: {last}"
         run = _run_once(request, backend, limits, workdir, False, wrapper, writable, hooks)
         run.notes.insert(0, PLAIN_NOTE.format(reason=_broken[backend]))
     elif not status.available:

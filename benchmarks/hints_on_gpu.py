@@ -31,8 +31,8 @@ MUTANTS = [
     # issue 22: these read "no likely cause found" before
     ("block_sum loop bound from cuda.blockDim", "tests/files/hints/block_sum_blockdim.py",
      "block_sum"),
-    ("conv1d without shared memory (no reuse)",
-     "autograder/exercises/conv1d/mutants/no_shared_memory.py", "conv1d"),
+    ("naive matmul without shared memory (no reuse)", "tests/files/hints/naive_matmul.py",
+     "tiled_matmul"),
 ]
 HINTS_TEST = "diagnostic: performance hints"
 SEED = 20261122

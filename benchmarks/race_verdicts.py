@@ -29,8 +29,6 @@ sys.path.insert(0, str(ROOT))
 RACY = [
     ("transpose without its barrier", "autograder/exercises/transpose/mutants/missing_barrier.py",
      "transpose"),
-    ("conv1d without its barrier", "autograder/exercises/conv1d/mutants/missing_barrier.py",
-     "conv1d"),
     ("block_sum without the step barrier",
      "autograder/exercises/block_sum/mutants/missing_step_barrier.py", "block_sum"),
     ("block_sum barrier inside the branch",

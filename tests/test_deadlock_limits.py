@@ -130,6 +130,7 @@ def test_prepare_compiles_what_every_case_launches(monkeypatch, fake_device, nam
     monkeypatch.setattr(shared, "build",
                         functools.cache(lambda call: _Kernel(real_build(call), seen)))
     monkeypatch.setattr(shared, "check_state", lambda buffers, names: None)  # reads the GPU
+    monkeypatch.setattr(shared, "check_entered", lambda early, blocks: None)  # reads the GPU
     driver, barrier, ex = _driver(name), _barrier(), exercises.get(name)
 
     driver.prepare(barrier, {})

@@ -164,9 +164,7 @@ def test_a_racy_kernel_gets_the_same_verdicts_at_two_seeds(graded_twice):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name, path", RACY + [
-    ("conv1d", EXERCISES / "conv1d" / "mutants" / "missing_barrier.py")],
-    ids=[p.stem for _, p in RACY] + ["conv1d-missing_barrier"])
+@pytest.mark.parametrize("name, path", RACY, ids=[p.stem for _, p in RACY])
 def test_on_a_gpu_a_racy_kernel_gets_one_verdict_beside_other_gradings(name, path):
     """KERNELGRADE_TEST_DEVICE=gpu: five gradings of one racy file at one seed, four two at a time
     (each one's GPU work beside the other's), sanitizer on and off: the same correctness

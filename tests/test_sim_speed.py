@@ -115,6 +115,13 @@ class _FakeGradedChild:
         return run
 
 
+class _Hold:
+    """A fake GPU hold; the downgrade at a child's ``done`` is test_gpu_scheduling's subject."""
+
+    def downgrade(self):
+        pass
+
+
 @pytest.fixture
 def lock_log(monkeypatch):
     """The GPU lock's holds, in order, as ``("take"/"let go", exclusive)``."""
@@ -123,7 +130,7 @@ def lock_log(monkeypatch):
     @contextlib.contextmanager
     def gpu(exclusive):
         log.append(("take", exclusive))
-        yield
+        yield _Hold()
         log.append(("let go", exclusive))
 
     monkeypatch.setattr(children.gpulock, "gpu", gpu)
@@ -278,7 +285,7 @@ def test_a_gpu_grading_does_not_time_a_kernel_whose_case_errored(monkeypatch):
     @contextlib.contextmanager
     def gpu(exclusive):
         modes.append(exclusive)
-        yield
+        yield _Hold()
 
     monkeypatch.setattr(children, "run_child", fake_run_child)
     monkeypatch.setattr(children.gpulock, "gpu", gpu)

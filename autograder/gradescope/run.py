@@ -172,26 +172,22 @@ def refusal(path: Path) -> str:
 
 def unreadable(path: Path) -> str:
     """Why the student's ``path`` cannot be graded as Python source, or ``""``: what
-    :func:`autograder.submission.load_source` refuses, and anything else reading or compiling
-    it raises (a file too deep for the compiler, a notebook of the wrong shape), which is the
-    file's doing, never the grader's. A syntax error is graded (with its line), not refused."""
+    :func:`autograder.submission.load_source` refuses and what the parse check
+    (:mod:`autograder.parse_check`: compiled in a child, under limits) refuses as too deep or too
+    large, which is the file's doing, never the grader's. A syntax error is graded (with its
+    line), not refused. Raises :class:`autograder.errors.GraderSetupError` when the parse
+    check's child cannot run."""
+    from .. import parse_check
     from ..submission import SubmissionError, load_source
 
     try:
         source = load_source(path)
-        compile(source.text, path.name, "exec")
     except SubmissionError as exc:
         return str(exc)
-    except SyntaxError:
+    refusal = parse_check.check(source)
+    if refusal is None or refusal.reason == "the code does not parse":
         return ""
-    except (RecursionError, MemoryError) as exc:
-        return (f"{path.name} is too large or too deeply nested to compile "
-                f"({type(exc).__name__}): split its longest expressions.")
-    except Exception as exc:  # a notebook of the wrong shape, say
-        what = "a notebook" if path.suffix == ".ipynb" else "Python source"
-        return (f"{path.name} could not be read as {what} ({type(exc).__name__}): save it "
-                "again from Jupyter or your editor and submit it again.")
-    return ""
+    return refusal.message
 
 
 def _student_zero(exercise: str, message: str, seconds: float) -> dict:
