@@ -86,3 +86,32 @@ def run_file_on_the_simulator(path: str, minimum: int,
     passed = re.search(r"(\d+) passed", out.stdout)
     assert passed and int(passed.group(1)) >= minimum, out.stdout[-1000:]
     assert "skipped" not in out.stdout, out.stdout[-1000:]
+
+
+@pytest.fixture(scope="session")
+def gradescope_bundle(tmp_path_factory) -> Path:
+    """``autograder gradescope build tiled_matmul``'s zip, built once per test process."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
+                           "tiled_matmul", "--out", str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def gradescope_python(gradescope_bundle, tmp_path_factory) -> str:
+    """The python of a venv with the bundle's wheel installed (pip, --no-deps), as Gradescope's
+    image has it."""
+    import zipfile
+
+    from test_packaging import install
+
+    where = tmp_path_factory.mktemp("image")
+    with zipfile.ZipFile(gradescope_bundle) as z:
+        [wheel] = [n for n in z.namelist() if n.endswith(".whl")]
+        z.extract(wheel, where)
+    return str(install(where / "venv", where / wheel))

@@ -14,7 +14,6 @@ import shlex
 import shutil
 import stat
 import subprocess
-import sys
 import tomllib
 import zipfile
 from pathlib import Path
@@ -30,7 +29,6 @@ from autograder.gradescope.lock import canonical, closure, pins
 from autograder.gradescope.wheel import project
 
 from conftest import ROOT, EXERCISES, TEST_DEVICE
-from test_packaging import install
 
 EXERCISE = "tiled_matmul"
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -62,23 +60,14 @@ def check_spec(results: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
-                           EXERCISE, "--out", str(out)], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out
+def bundle(gradescope_bundle) -> Path:
+    return gradescope_bundle
 
 
 @pytest.fixture(scope="module")
-def installed(bundle, tmp_path_factory) -> str:
+def installed(gradescope_python) -> str:
     """The python of a venv with the bundle's wheel installed (pip, --no-deps)."""
-    where = tmp_path_factory.mktemp("image")
-    with zipfile.ZipFile(bundle) as z:
-        [wheel] = [n for n in z.namelist() if n.endswith(".whl")]
-        z.extract(wheel, where)
-    return str(install(where / "venv", where / wheel))
+    return gradescope_python
 
 
 def container(bundle: Path, where: Path, submission: dict[str, str | bytes]) -> Path:
