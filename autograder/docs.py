@@ -183,8 +183,23 @@ def _with_table(readme: str) -> str:
     return readme[:start] + render_table() + readme[end + len(TABLE_END):]
 
 
+USAGE = """usage: python -m autograder.docs [--check]
+
+Writes docs/CONTRACTS.md and the README's exercise table from the exercise definitions.
+  --check   write nothing; list what is stale and exit 1 if anything is"""
+
+
 def main(argv: list[str]) -> int:
-    """Write (or with ``--check``, compare) ``docs/CONTRACTS.md`` and the README's table."""
+    """Write (or with ``--check``, compare) ``docs/CONTRACTS.md`` and the README's table;
+    ``-h``/``--help`` prints :data:`USAGE`, and any other argument is refused with it (exit 2),
+    writing nothing."""
+    if "-h" in argv or "--help" in argv:
+        print(USAGE)
+        return 0
+    unknown = [a for a in argv if a != "--check"]
+    if unknown:
+        print(f"unknown argument {unknown[0]!r}\n{USAGE}", file=sys.stderr)
+        return 2
     wanted = {CONTRACTS: render_contracts(), README: _with_table(README.read_text("utf-8"))}
     stale = [p for p, text in wanted.items()
              if not p.is_file() or p.read_text("utf-8") != text]

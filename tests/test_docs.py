@@ -1,8 +1,9 @@
 """The generated documents (docs/CONTRACTS.md, the README's exercise table) match the exercise
 definitions they come from."""
 
-from autograder import docs, exercises
+from pathlib import Path
 
+from autograder import docs, exercises
 
 def test_generated_documents_are_current(capsys):
     assert docs.main(["--check"]) == 0, capsys.readouterr().out
@@ -24,3 +25,11 @@ def test_a_changed_definition_makes_the_documents_stale(monkeypatch, tmp_path, c
     assert "(renamed)" in docs.render_contracts()
     assert docs.main(["--check"]) == 1
     assert "stale: docs/CONTRACTS.md" in capsys.readouterr().out
+
+
+def test_help_and_unknown_arguments_write_nothing(capsys, monkeypatch):
+    writes = []
+    monkeypatch.setattr(Path, "write_text", lambda self, *a, **k: writes.append(self))
+    assert docs.main(["--help"]) == 0 and "usage:" in capsys.readouterr().out
+    assert docs.main(["--chek"]) == 2 and "unknown argument '--chek'" in capsys.readouterr().err
+    assert writes == []
