@@ -5,6 +5,7 @@ from pathlib import Path
 
 from autograder import docs, exercises
 
+
 def test_generated_documents_are_current(capsys):
     assert docs.main(["--check"]) == 0, capsys.readouterr().out
 
