@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from . import devices, preflight
-from .cluster import connect, default_workers_per_gpu, local_cluster  # noqa: F401
+from .cluster import connect, local_cluster
 from .discovery import NotRegularFile, Skipped, Submission, discover, read_regular
 from .errors import GraderSetupError
 from .store import ResultStore

@@ -17,7 +17,6 @@ first (two files for one student and exercise: neither is graded).
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import exercises
+from .submission import NotRegular, kind_of, open_regular
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 
@@ -122,9 +122,7 @@ def _type(entry: os.DirEntry) -> str:
         return "dir"
     if stat.S_ISREG(mode):
         return "file"
-    return ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a character device" if stat.S_ISCHR(mode)
-            else "a block device" if stat.S_ISBLK(mode) else "a special file")
+    return kind_of(mode)
 
 
 def _entries(folder: Path) -> list[_Entry] | str:
@@ -326,53 +324,23 @@ def _assignment(root: Path, student: str, folder: _Entry,
 def read_regular(path: str | Path, root: str | Path | None = None) -> bytes:
     """The bytes of the regular file ``path``, reached without following a symbolic link at any
     step below ``root`` (``root`` itself is opened as given; None: only ``path``'s last step is
-    checked). Never blocks on a named pipe and never opens a device.
+    checked): :func:`autograder.submission.open_regular`. Never blocks on a named pipe and
+    never opens a device.
 
     Raises :class:`NotRegularFile` when ``path``, or a folder on the way, is now a link, a
     special file or something else than it was; ``OSError`` when it cannot be read."""
-    path = Path(path)
-    if root is None:
-        parent, steps = path.parent, (path.name,)
-    else:
-        parent, steps = Path(root), path.relative_to(root).parts
-    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for step in steps[:-1]:
-            try:
-                inner = os.open(step, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise NotRegularFile(f"{path}: the folder {step} on its way is now a link or "
-                                         "not a folder (changed since the class folder was "
-                                         "read); links are never followed") from None
-                raise
-            os.close(fd)
-            fd = inner
-        before = os.stat(steps[-1], dir_fd=fd, follow_symlinks=False)
-        if not stat.S_ISREG(before.st_mode):
-            raise NotRegularFile(f"{path}: "
-                                 + ("now a symbolic link" if stat.S_ISLNK(before.st_mode)
-                                    else "no longer a regular file")
-                                 + " (changed since the class folder was read); links are "
-                                   "never followed")
-        try:
-            file = os.open(steps[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise NotRegularFile(f"{path}: now a symbolic link (changed since the class "
-                                     "folder was read); links are never followed") from None
-            raise
-    finally:
-        os.close(fd)
-    try:
-        now = os.fstat(file)
-        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev,
-                                                                         before.st_ino):
-            raise NotRegularFile(f"{path}: replaced while it was being opened (changed since "
-                                 "the class folder was read)")
-        chunks = []
-        while chunk := os.read(file, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(file)
+        fd = open_regular(path, root)
+    except NotRegular as exc:
+        if exc.folder is not None:
+            now = (f"the folder {exc.folder} on its way is now a link or not a folder (changed "
+                   "since the class folder was read); links are never followed")
+        elif exc.replaced:
+            now = "replaced while it was being opened (changed since the class folder was read)"
+        else:
+            now = (("now a symbolic link" if stat.S_ISLNK(exc.mode) else
+                    "no longer a regular file") + " (changed since the class folder was read); "
+                   "links are never followed")
+        raise NotRegularFile(f"{path}: {now}") from None
+    with os.fdopen(fd, "rb") as f:
+        return f.read()

@@ -154,28 +154,90 @@ _KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a named pipe (FIFO)",
           stat.S_IFBLK: "a block device"}
 
 
+def kind_of(mode: int) -> str:
+    """What a thing of mode ``mode`` (``os.lstat``'s) that is neither a regular file nor a folder
+    is called in messages: "a symbolic link", "a named pipe (FIFO)", ..."""
+    return _KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
 def not_a_regular_file(shown: str, mode: int) -> SubmissionError:
     """The refusal of ``shown``, a thing of mode ``mode`` (``os.lstat``'s) that is not a regular
     file: it says what the thing is, never where a link leads."""
     if stat.S_ISDIR(mode):
         return SubmissionError(f"{shown} is a folder, not a .py or .ipynb file")
-    kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
     advice = ("the grader never follows links: submit the file itself" if stat.S_ISLNK(mode)
               else "submit the .py or .ipynb file itself")
-    return SubmissionError(f"{shown} is {kind}, not a regular file; {advice}")
+    return SubmissionError(f"{shown} is {kind_of(mode)}, not a regular file; {advice}")
 
 
 def _size(n: int) -> str:
     return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
 
 
-def read_submission_bytes(path: str | Path, max_bytes: int = MAX_SUBMISSION_BYTES) -> bytes:
-    """The bytes of the submission file ``path``, read without following a link.
+class NotRegular(Exception):
+    """:func:`open_regular` found no regular file reached without a link: ``folder``, the step
+    below ``root`` that is a link or not a folder (None when the file itself is at fault);
+    ``mode``, the file's mode (``os.lstat``'s or, when ``replaced``, the opened one's);
+    ``replaced``: it changed between its ``lstat`` and its opening."""
 
-    Only a regular file is read: ``path`` itself is opened with ``O_NOFOLLOW | O_NONBLOCK`` and
-    checked with ``fstat`` on the open descriptor, so a symbolic link (to the instructor's
-    solution, to ``/etc/passwd``, or dangling), a folder, a named pipe, a socket or a device is
-    refused without a byte of it (or of a link's target) being read, and a pipe never blocks.
+    def __init__(self, mode: int | None = None, folder: str | None = None,
+                 replaced: bool = False):
+        super().__init__(folder or mode)
+        self.mode, self.folder, self.replaced = mode, folder, replaced
+
+
+def open_regular(path: str | Path, root: str | Path | None = None) -> int:
+    """A read-only descriptor of the regular file ``path``, reached without following a symbolic
+    link at any step below ``root`` (``root`` itself, or with None ``path``'s folder, is opened
+    as given: the grader chose it). The file is checked with ``lstat`` first and opened with
+    ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat`` must show the same regular file: a link, a pipe,
+    a socket or a device is never opened for reading, and a pipe never blocks. The caller closes
+    the descriptor. Raises :class:`NotRegular`, and ``OSError`` as ``os`` does (a missing path:
+    ``FileNotFoundError``)."""
+    path = Path(path)
+    if root is None:
+        parent, steps = path.parent, (path.name,)
+    else:
+        parent, steps = Path(root), path.relative_to(root).parts
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for step in steps[:-1]:
+            try:
+                inner = os.open(step, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise NotRegular(folder=step) from None
+                raise
+            os.close(fd)
+            fd = inner
+        before = os.stat(steps[-1], dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISREG(before.st_mode):
+            raise NotRegular(before.st_mode)
+        try:
+            file = os.open(steps[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                           dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise NotRegular(stat.S_IFLNK) from None
+            raise
+    finally:
+        os.close(fd)
+    now = os.fstat(file)
+    if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev,
+                                                                     before.st_ino):
+        os.close(file)
+        raise NotRegular(now.st_mode, replaced=True)
+    return file
+
+
+def read_submission_bytes(path: str | Path, max_bytes: int = MAX_SUBMISSION_BYTES) -> bytes:
+    """The bytes of the submission file ``path``, read without following a link
+    (:func:`open_regular`).
+
+    Only a regular file is read: a symbolic link (to the instructor's solution, to
+    ``/etc/passwd``, or dangling), a folder, a named pipe, a socket or a device is refused
+    without a byte of it (or of a link's target) being read, and a pipe never blocks.
     The folders above ``path`` are the grader's choice (the command line's, Gradescope's
     ``/autograder/submission``, nbgrader's ``submitted/``) and may be links; a caller that lets
     a student supply folders checks them with :func:`linked_part`.
@@ -185,23 +247,16 @@ def read_submission_bytes(path: str | Path, max_bytes: int = MAX_SUBMISSION_BYTE
     """
     shown = str(path)
     try:
-        mode = os.lstat(path).st_mode
+        fd = open_regular(path)
+    except NotRegular as exc:
+        if exc.replaced and stat.S_ISREG(exc.mode):
+            raise SubmissionError(f"{shown} changed while it was being read; submit it again")
+        raise not_a_regular_file(shown, exc.mode) from None
     except FileNotFoundError:
         raise SubmissionError(f"{shown} does not exist") from None
     except OSError as exc:
         raise SubmissionError(f"cannot read {shown}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise not_a_regular_file(shown, mode)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:  # replaced since the lstat: by a link (ELOOP) or a pipe, ...
-        if exc.errno == errno.ELOOP:
-            raise not_a_regular_file(shown, stat.S_IFLNK) from None
-        raise SubmissionError(f"cannot read {shown}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise not_a_regular_file(shown, info.st_mode)
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise SubmissionError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import batch
+from autograder import batch, cluster
 
 
 @pytest.mark.parametrize("gpus, cores, expected", [
@@ -17,14 +17,14 @@ from autograder import batch
     (8, 4, 1),
 ])
 def test_workers_per_gpu_follow_the_cores(gpus, cores, expected):
-    assert batch.default_workers_per_gpu(gpus, cores) == expected
-    assert batch.default_workers_per_gpu(gpus, cores, 141 << 30) == expected  # an H200
+    assert cluster.default_workers_per_gpu(gpus, cores) == expected
+    assert cluster.default_workers_per_gpu(gpus, cores, 141 << 30) == expected  # an H200
 
 
 @pytest.mark.parametrize("gib, expected", [(80, 12), (40, 10), (24, 6), (16, 4), (2, 1)])
 def test_a_smaller_gpu_gets_fewer_workers(gib, expected):
     """Each worker may hold a CUDA context and a timing's inputs (up to 3.2 GB) at once."""
-    assert batch.default_workers_per_gpu(1, 16, gib << 30) == expected
+    assert cluster.default_workers_per_gpu(1, 16, gib << 30) == expected
 
 
 def test_the_gpu_memory_comes_from_nvidia_smi(monkeypatch, tmp_path):
