@@ -53,6 +53,10 @@ PREFLIGHT_CACHE_OPTION = typer.Option(
          "--no-preflight-cache grades it again (as KERNELGRADE_PREFLIGHT_CACHE=off).")
 
 
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
 def _use_preflight_cache(use: bool) -> None:
     """``--no-preflight-cache``: switch the cache off for this process and its workers."""
     if not use:
@@ -302,7 +306,7 @@ def batch(
         title=f"Class scores ({len(rows)} submissions, {db})"))
     if skipped:
         out.print(console_report.skipped_table(
-            skipped, title=f"Not graded: {len(skipped)} entries of {submissions}"))
+            skipped, title=f"Not graded: {_entries(len(skipped))} of {submissions}"))
     else:
         out.print(f"Every entry of {submissions} was graded.", markup=False, highlight=False)
     for f in failures:
@@ -363,8 +367,9 @@ def export(
         err.print(f"{provisional} of {len(rows)} scores are provisional: some points need a "
                   "GPU (each row says how many)")
     if skipped:
-        err.print(f"{len(skipped)} entries of the class folder were not graded (listed in the "
-                  "export, each with its reason)", soft_wrap=True)
+        err.print(f"{_entries(len(skipped))} of the class folder "
+                  f"{'was' if len(skipped) == 1 else 'were'} not graded (listed in the export, "
+                  "each with its reason)", soft_wrap=True)
 
 
 @app.command("mutants")
