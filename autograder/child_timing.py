@@ -123,7 +123,8 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
     :data:`SELF_CHECK_ATTEMPTS` times while it is off), then the student's against the
     instructor's, each timed launch checked (``prepared["checks"]``); the raw samples and the
     checks' numbers for the grader, as the fields of :class:`autograder.protocol.TimingSamples`
-    (milliseconds; ``seconds`` of sampling)."""
+    (milliseconds; ``seconds`` of sampling; ``retaken``: the student's and instructor's samples
+    that were disturbed and taken again, :func:`autograder.timing.disturbed`)."""
     from . import timing as timing_mod
 
     p = prepared
@@ -152,4 +153,5 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
             "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
             "copies": copies, "seconds": main["seconds"] + seconds,
             "instructor_cached": p.get("instructor_cached"),
-            "checks": None if checks is None else checks.results(len(main["a_ms"]))}
+            "checks": None if checks is None else checks.results(len(main["a_ms"])),
+            "retaken": main.get("retaken")}

@@ -43,10 +43,15 @@ LOCALHOST = "127.0.0.1"
 #: Dask settings for a local cluster: its HTTP servers serve nothing (Dask starts a plain-HTTP
 #: server beside each scheduler and worker whatever the dashboard setting: task names, logs,
 #: call stacks, a proxy to the workers'), and a worker never spills task data to files, which
-#: it would unpickle again (a file a plain grading child could replace).
+#: it would unpickle again (a file a plain grading child could replace). Nor does any process
+#: of it poll the GPUs through NVML (Dask's system monitor, twice a second, when pynvml is
+#: installed): that work holds no GPU lock, and on an H100 NVML queries beside a timing
+#: measurement now and then slowed one of its samples (issue 22,
+#: benchmarks/results/2026-11-24_H100_disturbance.md).
 LOCAL_SETTINGS = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": [],
                   "distributed.worker.memory.target": False,
-                  "distributed.worker.memory.spill": False}
+                  "distributed.worker.memory.spill": False,
+                  "distributed.diagnostics.nvml": False}
 
 
 def _cores() -> int:

@@ -157,6 +157,7 @@ def judge_timing(exercise: Exercise, source: Source, backend: str, run,
     details = timing_details(rec.student_ms, rec.instructor_ms, stats, t.full_ratio,
                              t.zero_ratio, t.params)
     details["timing"]["instructor_cached"] = rec.instructor_cached
+    details["timing"]["retaken"] = rec.retaken
     return result(status, points, f"at {size}: {msg}", details)
 
 

@@ -255,20 +255,34 @@ def _stat(path: str | None) -> list | None:
 
 def _gpu_facts() -> list[list[str]] | None:
     """Every GPU ``nvidia-smi`` lists: index, UUID, name, driver version and compute
-    capability; None when it gives no answer."""
+    capability; None when it gives no answer. Asked once per process (an answer is kept), with
+    the GPU held shared (:mod:`autograder.gpulock`): ``nvidia-smi`` beside a timing measurement
+    now and then slowed one of its samples (issue 22)."""
+    if _GPU_FACTS:
+        return [list(row) for row in _GPU_FACTS[0]]
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return None
-    for fields in ("index,uuid,name,driver_version,compute_cap", "index,uuid,name,driver_version"):
-        try:
-            out = subprocess.run([smi, f"--query-gpu={fields}", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        rows = [[f.strip() for f in ln.split(",")] for ln in out.stdout.splitlines() if ln.strip()]
-        if out.returncode == 0 and rows:
-            return rows
+    from . import gpulock
+
+    held = contextlib.nullcontext() if gpulock.held() else gpulock.gpu(exclusive=False)
+    with held:
+        for fields in ("index,uuid,name,driver_version,compute_cap",
+                       "index,uuid,name,driver_version"):
+            try:
+                out = subprocess.run([smi, f"--query-gpu={fields}", "--format=csv,noheader"],
+                                     capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+            rows = [[f.strip() for f in ln.split(",")] for ln in out.stdout.splitlines()
+                    if ln.strip()]
+            if out.returncode == 0 and rows:
+                _GPU_FACTS.append(tuple(tuple(row) for row in rows))
+                return [list(row) for row in rows]
     return None
+
+
+_GPU_FACTS: list = []  # the first answer of _gpu_facts in this process
 
 
 def fingerprint(exercise: str, backend: str, sanitize: bool) -> tuple[str, dict] | None:

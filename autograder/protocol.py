@@ -405,7 +405,8 @@ class TimingSamples(Record):
     kernels (:mod:`autograder.kernel_cache`) rather than being compiled in the child;
     ``checks``: per timed round, per output, the raw numbers of the student's launch against the
     instructor's (:data:`autograder.timed_outputs.FIELDS`; None: not checked, which the grader
-    does not accept)."""
+    does not accept); ``retaken``: samples that were disturbed by other work and taken again
+    (:func:`autograder.timing.disturbed`)."""
 
     TYPE = "timing"
     student_ms: list
@@ -416,6 +417,7 @@ class TimingSamples(Record):
     seconds: float | None = None
     instructor_cached: bool | None = None
     checks: list | None = None
+    retaken: int | None = None
 
     @classmethod
     def from_header(cls, h: dict, arrays=None) -> TimingSamples:
@@ -423,7 +425,8 @@ class TimingSamples(Record):
                                                   "self_b_ms")),
                    _get(h, "copies", _int, None), _get(h, "seconds", _num, None),
                    _get(h, "instructor_cached", _is(bool), None),
-                   _get(h, "checks", _launch_checks, None), **_stamp(h))
+                   _get(h, "checks", _launch_checks, None), _get(h, "retaken", _int, None),
+                   **_stamp(h))
 
 
 @dataclass(frozen=True)

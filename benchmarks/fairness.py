@@ -89,7 +89,8 @@ def _timing(result: dict) -> dict | None:
         if t["kind"] == "timing":
             d = (t.get("details") or {}).get("timing") or {}
             return {"status": t["status"], "points": t["points"], "ratio": d.get("ratio"),
-                    "message": t["message"][:160]}
+                    "message": t["message"][:160], "retaken": d.get("retaken") or 0,
+                    "samples": [d.get("student_ms"), d.get("instructor_ms")]}
     return None
 
 
@@ -119,12 +120,16 @@ def spreads(db: Path, files: list[dict]) -> list[dict]:
         med = statistics.median(ratios) if ratios else None
         ratio_dev = max((abs(x / med - 1) for x in ratios), default=0.0) if med else 0.0
         timing_statuses = sorted({t["status"] for t in timings if t})
+        outliers = [t["samples"] for t in timings  # the raw samples of a copy off its median
+                    if t and t["ratio"] and med and abs(t["ratio"] / med - 1) > RATIO_BAND / 2]
         out.append({**f, "copies": len(results), "scores": scores,
                     "score_spread": round(max(scores) - min(scores), 2) if scores else None,
                     "ratios": [round(x, 4) for x in ratios],
                     "ratio_median": round(med, 4) if med else None,
                     "ratio_max_dev": round(ratio_dev, 4),
                     "timing_points": points,
+                    "retaken": [t["retaken"] for t in timings if t],
+                    "outlier_samples": outliers,
                     "points_spread": round(max(points) - min(points), 2) if points else 0.0,
                     "timing_statuses": timing_statuses,
                     "timing_messages": sorted({t["message"] for t in timings if t
@@ -165,8 +170,8 @@ def markdown(report: dict) -> str:
                   f"{len(g['timing_status_differs'])} {g['timing_status_differs']}",
                   f"- **goals met: {g['met']}**", "",
                   "| file | kind | copies | scores (min–max) | timing ratio median | max dev | "
-                  "timing points (min–max) | differing verdicts |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "timing points (min–max) | disturbed samples retaken | differing verdicts |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for f in run["files"]:
             sc = f"{min(f['scores']):g}–{max(f['scores']):g}" if f["scores"] else "-"
             pt = (f"{min(f['timing_points']):g}–{max(f['timing_points']):g}"
@@ -174,6 +179,7 @@ def markdown(report: dict) -> str:
             ratio = f"{f['ratio_median']:.3f}" if f["ratio_median"] else "-"
             lines.append(f"| `{f['id']}` | {f['kind']} | {f['copies']} | {sc} | {ratio} | "
                          f"{100 * f['ratio_max_dev']:.1f} % | {pt} | "
+                         f"{sum(f.get('retaken') or [])} | "
                          f"{', '.join(f['differing_verdicts']) or '-'} |")
         lines.append("")
     return "\n".join(lines) + "\n"
