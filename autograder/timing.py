@@ -272,8 +272,8 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
 
     ``flush()`` runs before every sample (:func:`l2_flusher`: it also keeps the GPU busy while
     the host enqueues the sample); a sample the host took longer than :data:`HOST_WINDOW_S` to
-    enqueue, or one :func:`disturbed` by other work, is taken again (at most :data:`RETRIES`
-    times). After ``min_rounds``, sampling stops at ``target_rse`` or once the
+    enqueue, or one :func:`disturbed` by other work (judged against the ``warmup`` launches'
+    times and the samples before it), is taken again (at most :data:`RETRIES` times). After ``min_rounds``, sampling stops at ``target_rse`` or once the
     ratio a/b has :func:`settled` against ``thresholds`` (full-points ratio, no-points ratio):
     a kernel six times slower than the instructor's needs no 1 % precision to get no points.
     ``before(side, r)`` (``side`` 0 for a, 1 for b) runs before every sample's flush, retakes
@@ -281,9 +281,16 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
     :class:`autograder.timed_outputs.LaunchChecks`, outside every timed region. Returns
     ``{"a_ms": [...], "b_ms": [...], "seconds": wall time, "retaken": disturbed samples taken
     again}`` with one sample of each per round."""
+    seeds: tuple[list, list] = ([], [])  # the warm-up's times: what a disturbed sample is judged by
     for r in range(warmup):
-        launch_a(r)
-        launch_b(r)
+        for launch, seed in ((launch_a, seeds[0]), (launch_b, seeds[1])):
+            flush()
+            start, end = cuda.event(), cuda.event()
+            start.record()
+            launch(r)
+            end.record()
+            end.synchronize()
+            seed.append(cuda.event_elapsed_time(start, end))
     cuda.synchronize()
     a_ms, b_ms = [], []
     retaken = [0, 0]  # per side
@@ -306,7 +313,7 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
                 if queued > HOST_WINDOW_S:
                     continue
                 if (attempt < RETRIES and retaken[side] < 1 + DISTURBED_MAX_SHARE * len(samples)
-                        and disturbed(ms, samples)):
+                        and disturbed(ms, seeds[side] + samples)):
                     retaken[side] += 1
                     continue
                 break

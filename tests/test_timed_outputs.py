@@ -139,7 +139,8 @@ def test_the_checks_run_outside_every_timed_region_and_after_each_round(monkeypa
                      lambda: log.append("flush"), min_rounds=2, max_rounds=2, warmup=1,
                      before=lambda side, r: log.append(f"before_{'ab'[side]}{r}"),
                      after_round=lambda r: log.append(f"check{r}"))
-    assert log == ["a0", "b0",  # warm-up: not timed, not checked
+    assert log == ["flush", "event", "a0", "event",  # warm-up: timed (what a disturbed
+                   "flush", "event", "b0", "event",  # sample is judged by), not checked
                    "before_a0", "flush", "event", "a0", "event",
                    "before_b0", "flush", "event", "b0", "event", "check0",
                    "before_b1", "flush", "event", "b1", "event",
