@@ -61,10 +61,14 @@ def collect(exercise: Exercise, source: Source, backend: str, cases, run, compil
 
 def counted_against_asked(count: int, asked: int, one: str, many: str, call: str) -> str:
     """What the concept test counted against what the exercise asks, e.g. ``"has 1 atomic
-    operation (cuda.atomic.*), where the exercise asks for at least 2"``; counts are the source
+    operation (cuda.atomic.*; the exercise asks for at least 2)"``; counts are the source
     lines holding one (:func:`autograder.ptx.facts`)."""
     has = f"has no {one}" if count == 0 else f"has {count} {one if count == 1 else many}"
-    return f"{has} ({call}), where the exercise asks for at least {asked}"
+    return f"{has} ({call}; the exercise asks for at least {asked})"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def judge_concept(exercise: Exercise, source: Source, compiled_run,
@@ -87,8 +91,8 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
     missing = []
     if found.shared_bytes < concept.min_shared_bytes:
         missing.append("declares no shared memory (cuda.shared.array)" if not found.shared_bytes
-                       else f"declares {found.shared_bytes} bytes of shared memory, where the "
-                       f"exercise asks for at least {concept.min_shared_bytes}")
+                       else f"declares {found.shared_bytes} bytes of shared memory (the "
+                       f"exercise asks for at least {concept.min_shared_bytes})")
     for count, asked, what in ((found.barriers, concept.min_barriers,
                                 ("barrier", "barriers", "cuda.syncthreads()")),
                                (found.atomics, concept.min_atomics,
@@ -109,7 +113,7 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
     detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
               + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
                  if concept.min_atomics or concept.min_fences else ""))
-    problems = [f"your kernel {' and '.join(missing)}"] if missing else []
+    problems = [f"your kernel {_listed(missing)}"] if missing else []
     problems += findings[:3]
     if problems:
         return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
