@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import buffers, docs, exercises, judge, known_bad, plan
+from autograder import buffers, docs, exercises, judge, plan
 from autograder.compare import check_margins, compare_output
 from autograder.exercises.base import Exercise, Timing, Tolerance
 
