@@ -4,8 +4,6 @@ a record (:mod:`autograder.protocol`) and is judged there, never here."""
 
 from __future__ import annotations
 
-import math
-
 from . import buffers
 from .child_channel import send, send_error
 from .child_contract import defined
@@ -81,28 +79,29 @@ def prepare_driver(function, contract: dict, consts: dict) -> None:
         pass
 
 
-def case_views(cuda, consts: dict, case: CaseRequest):
+def case_views(cuda, consts: dict, case: CaseRequest, zeroed=()):
     """Guarded device buffers (:mod:`autograder.buffers`) for one case's inputs and outputs,
-    and the views the kernel gets: (buffers by name, views by name)."""
+    and the views the kernel gets: (buffers by name, views by name). The outputs named in
+    ``zeroed`` (the contract's) start at zero, the others poisoned."""
     host, sizes = {}, {}
     for name, arr in case.inputs.items():
         host[name] = buffers.guarded_input(arr)
         sizes[name] = arr.shape
     for name, (shape, dtype) in case.outputs.items():
         sizes[name] = launch_shape(shape, case.params, consts)
-        host[name] = buffers.guarded_output(sizes[name], dtype)
+        host[name] = buffers.guarded_output(sizes[name], dtype, name in zeroed)
     dbufs, views = {}, {}
     for name, (buf, margin) in host.items():
         d = cuda.to_device(buf)
         dbufs[name] = d
-        views[name] = d[margin:margin + int(math.prod(sizes[name]))].reshape(sizes[name])
+        views[name] = buffers.inner(d, margin, sizes[name])
     return dbufs, views
 
 
 def run_case(cuda, kernel, contract: dict, consts: dict, case: CaseRequest, driver) -> dict:
     """Launch ``kernel`` on ``case`` (through the exercise's ``driver`` module, if any); the
     whole guarded output buffers, copied to the host, by name."""
-    dbufs, views = case_views(cuda, consts, case)
+    dbufs, views = case_views(cuda, consts, case, contract.get("zeroed") or ())
     if driver is not None:
         driver.drive(kernel, views, case.params, consts)
     else:
@@ -160,7 +159,7 @@ def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseReque
     loads; the report's ``params`` names the case's size. Its outputs are never graded."""
     from .instrument import instrumented_launch
 
-    _, views = case_views(cuda, consts, case)
+    _, views = case_views(cuda, consts, case, contract.get("zeroed") or ())
     grid = launch_shape(contract["grid"], case.params, consts)
     block = launch_shape(contract["block"], case.params, consts)
     report = instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],

@@ -76,8 +76,9 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     for copy in range(copies):
         views, fills = {}, []
         for name, (shape, dt) in specs.items():
+            low, high = (timing.input_ranges or {}).get(name) or (None, None)
             views[name], fill = timing_mod.device_random_later(
-                cuda, shape, dt, seed=(timing.input_seed or 0) + copy)
+                cuda, shape, dt, seed=(timing.input_seed or 0) + copy, low=low, high=high)
             fills.append(fill)
         copy_fills.append(fills)
         arg_sets.append([{**views, **outputs}[a] for a in contract["args"]])
@@ -89,8 +90,10 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     text = timing.solution_source
     identity = solution_identity(text, contract["kernel"], consts) if text is not None else None
     cached = timing_mod.compiled_for(reference, reference_arg_sets[0], identity)
+    zeroed = contract.get("zeroed") or ()
     checks = LaunchChecks(cuda, list(outputs.values()), list(reference_outputs.values()),
-                          copy_fills, MAX_ROUNDS, timing_mod.compiled_for)
+                          copy_fills, MAX_ROUNDS, timing_mod.compiled_for,
+                          [name in zeroed for name in outputs])
     return {
         "reference": reference,
         "arg_sets": arg_sets,

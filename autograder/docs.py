@@ -112,6 +112,11 @@ def _launch(ex: Exercise) -> list[str]:
         grid = c.grid[0] if len(c.grid) == 1 else "(" + ", ".join(c.grid) + ")"
         block = c.block[0] if len(c.block) == 1 else "(" + ", ".join(c.block) + ")"
         lines.append(f"- Launch: `{c.kernel}[{grid}, {block}]({', '.join(c.args)})`.")
+    if c.zeroed:
+        names = ", ".join(f"`{n}`" for n in c.zeroed)
+        lines.append(f"- Starts at zero: {names} holds zeros before every launch (the "
+                     "autograder zeroes it; the kernel adds into it). Every other output starts "
+                     "with values no kernel should leave (NaN, or a marker): write each element.")
     for expression, _ in c.checks:
         lines.append(f"- Also required: `{expression}`.")
     return lines
@@ -131,7 +136,9 @@ def _grading(ex: Exercise) -> list[str]:
         size = ", ".join(f"{k} {v}" for k, v in t.params.items())
         lines.append(f"- Timing ({t.points:g} points, GPU only): against the instructor's kernel "
                      f"at {size}, at the submission's own constants; full points at ≤ "
-                     f"{t.full_ratio:g}× its time, none above {t.zero_ratio:g}×.")
+                     f"{t.full_ratio:g}× its time, none above {t.zero_ratio:g}×"
+                     + "".join(f"; `{k}` in [{lo:g}, {hi:g})"
+                               for k, (lo, hi) in t.input_ranges.items()) + ".")
     if ex.needs_gpu:
         lines.append("- Needs a GPU: the simulator runs blocks one after another, so every test "
                      "is skipped there.")

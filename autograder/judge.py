@@ -59,6 +59,18 @@ def collect(exercise: Exercise, source: Source, backend: str, cases, run, compil
     return tests
 
 
+def counted_against_asked(count: int, asked: int, one: str, many: str, call: str) -> str:
+    """What the concept test counted against what the exercise asks, e.g. ``"has 1 atomic
+    operation (cuda.atomic.*; the exercise asks for at least 2)"``; counts are the source
+    lines holding one (:func:`autograder.ptx.facts`)."""
+    has = f"has no {one}" if count == 0 else f"has {count} {one if count == 1 else many}"
+    return f"{has} ({call}; the exercise asks for at least {asked})"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def judge_concept(exercise: Exercise, source: Source, compiled_run,
                   findings: list[str]) -> TestResult:
     """PTX facts (shared memory, barriers, atomics, fences) and the diagnostics' findings."""
@@ -79,18 +91,16 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
     missing = []
     if found.shared_bytes < concept.min_shared_bytes:
         missing.append("declares no shared memory (cuda.shared.array)" if not found.shared_bytes
-                       else f"declares only {found.shared_bytes} bytes of shared memory")
-    if found.barriers < concept.min_barriers:
-        missing.append(f"has {found.barriers} barrier(s) (cuda.syncthreads()) where "
-                       f"{concept.min_barriers} are needed")
-    if found.atomics < concept.min_atomics:
-        missing.append("uses no atomic operation (cuda.atomic.*)" if not found.atomics else
-                       f"has {found.atomics} atomic operation(s) (cuda.atomic.*) where "
-                       f"{concept.min_atomics} are needed")
-    if found.fences < concept.min_fences:
-        missing.append("has no memory fence (cuda.threadfence())" if not found.fences else
-                       f"has {found.fences} memory fence(s) (cuda.threadfence()) where "
-                       f"{concept.min_fences} are needed")
+                       else f"declares {found.shared_bytes} bytes of shared memory (the "
+                       f"exercise asks for at least {concept.min_shared_bytes})")
+    for count, asked, what in ((found.barriers, concept.min_barriers,
+                                ("barrier", "barriers", "cuda.syncthreads()")),
+                               (found.atomics, concept.min_atomics,
+                                ("atomic operation", "atomic operations", "cuda.atomic.*")),
+                               (found.fences, concept.min_fences,
+                                ("memory fence", "memory fences", "cuda.threadfence()"))):
+        if count < asked:
+            missing.append(counted_against_asked(count, asked, *what))
     if concept.fenced_atomics and found.atomics and found.fences:
         if not found.fence_before_atomics:
             missing.append("has an atomic operation with no memory fence before it since the "
@@ -103,7 +113,7 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
     detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
               + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
                  if concept.min_atomics or concept.min_fences else ""))
-    problems = [f"your kernel {' and '.join(missing)}"] if missing else []
+    problems = [f"your kernel {_listed(missing)}"] if missing else []
     problems += findings[:3]
     if problems:
         return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,

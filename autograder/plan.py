@@ -95,11 +95,12 @@ def timing_request(exercise: Exercise, seed: int = 0,
     # Only shapes and dtypes: the child fills the inputs on the GPU (gigabytes at these sizes).
     specs = {k: (tuple(shape), np.dtype(dtype).str)
              for k, (shape, dtype) in exercise.inputs(t.params).items()}
+    ranges = {k: tuple(t.input_range(k, dtype)) for k, (_, dtype) in specs.items()}
     return TimingRequest(t.params, specs, exercise.outputs(t.params),
                          str(path),
                          # Sent as text: the sandbox shows no solution (see autograder.sandbox).
                          path.read_text(encoding="utf-8"), t.min_rounds, t.budget_s,
-                         t.full_ratio, t.zero_ratio, timing_input_seed(seed))
+                         t.full_ratio, t.zero_ratio, timing_input_seed(seed), ranges)
 
 
 def timing_input_seed(seed: int) -> int:

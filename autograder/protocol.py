@@ -69,7 +69,8 @@ class TimingRequest:
     and no points (``full_ratio``, ``zero_ratio``: sampling stops once the points are settled,
     :func:`autograder.timing.settled`; None: at 1 % precision only), and ``input_seed``, which
     the inputs' values are hashed from (drawn from the grading's secret seed, so no submission
-    can carry answers for them)."""
+    can carry answers for them); ``input_ranges``: name → ``[low, high)`` of each input's
+    values (:meth:`autograder.exercises.base.Timing.input_range`)."""
 
     params: dict
     input_specs: dict
@@ -81,6 +82,7 @@ class TimingRequest:
     full_ratio: float | None = None
     zero_ratio: float | None = None
     input_seed: int = 0
+    input_ranges: dict | None = None
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

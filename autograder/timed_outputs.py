@@ -1,5 +1,5 @@
 """Every timed launch's outputs checked: trusted kernels in the child (:class:`LaunchChecks`) that
-give each launch fresh inputs and poisoned outputs and afterwards reduce the student's outputs
+give each launch fresh inputs and poisoned (or zeroed) outputs and afterwards reduce the student's outputs
 against the instructor's to raw numbers, and the grader's judgement of those numbers
 (:func:`wrong_launches`). The method as a whole is told in :mod:`autograder.timing`.
 
@@ -207,25 +207,31 @@ class LaunchChecks:
     ``student`` and ``reference``: the student's and the instructor's output arrays (separate
     buffers, same order, shapes and dtypes); ``refills``: per input copy, the functions that
     write that copy's inputs again (:func:`autograder.timing.device_random_later`);
-    ``max_rounds``: rows kept. Everything is allocated and compiled now (``compile_for``:
-    :func:`autograder.timing.compiled_for`); no kernel runs until a hook is called."""
+    ``max_rounds``: rows kept; ``zeroed``: per output (same order), True where it starts at
+    zero (the contract's ``zeroed``: an accumulator): it is zeroed before each launch of
+    either kernel instead of poisoned before the student's. Everything is allocated and
+    compiled now (``compile_for``: :func:`autograder.timing.compiled_for`); no kernel runs
+    until a hook is called."""
 
     def __init__(self, cuda, student: list, reference: list, refills: list[list],
-                 max_rounds: int, compile_for=None):
-        from .buffers import poison as poison_value
+                 max_rounds: int, compile_for=None, zeroed: list[bool] | None = None):
+        from .buffers import start_value
 
         k = _kernels()
+        zeroed = list(zeroed or [False] * len(student))
         self.student = [a.reshape(a.size) for a in student]
         self.reference = [a.reshape(a.size) for a in reference]
         self.refills = refills
         self.max_rounds = max_rounds
         self.table = cuda.device_array((max_rounds * max(1, len(student)), len(FIELDS)),
                                        np.float64)
-        self.poisons, self.compares = [], []
-        for got in self.student:
+        self.poisons, self.compares, self.zeroes = [], [], []
+        for got, ref, zero in zip(self.student, self.reference, zeroed):
             is_float = got.dtype.kind == "f"
-            value = poison_value(got.dtype)[0]
+            value = start_value(got.dtype, zero)[0]
             self.poisons.append((k["poison"], got, value))
+            if zero:
+                self.zeroes.append((k["poison"], ref, value))
             self.compares.append(k["compare_float"] if is_float else k["compare_int"])
             if compile_for is not None:
                 compile_for(k["poison"], (got, value), _own("poison"))
@@ -241,12 +247,12 @@ class LaunchChecks:
     def before(self, side: int, r: int) -> None:
         """Before a sample's L2 flush: the inputs of copy ``r`` written again (both kernels
         start from the grader's values, whatever an earlier launch did to them), and, before
-        the student's launch (``side`` 0), its outputs poisoned."""
+        the student's launch (``side`` 0), its outputs poisoned (zeroed where they start at
+        zero); before the instructor's (``side`` 1), its outputs that start at zero zeroed."""
         for refill in self.refills[r % len(self.refills)]:
             refill()
-        if side == 0:
-            for kernel, arr, value in self.poisons:
-                kernel[_blocks(arr.size), THREADS](arr, value)
+        for kernel, arr, value in (self.poisons if side == 0 else self.zeroes):
+            kernel[_blocks(arr.size), THREADS](arr, value)
 
     def after_round(self, r: int) -> None:
         """After round ``r``'s two end events: each student output against the instructor's

@@ -210,46 +210,62 @@ def l2_flusher(cuda):
 _FILLERS: dict = {}
 
 
-def _filler(cuda, is_float: bool):
+def _filler(is_float: bool):
+    """The fill kernel of floats or of integers (one per process)."""
+    global cuda  # a module global, which the simulator swaps for its own in a kernel's globals
     if is_float not in _FILLERS:
+        from numba import cuda
+
         @cuda.jit
-        def fill(a, seed):
+        def fill(a, seed, low, high):
             i = cuda.grid(1)
             if i < a.size:
                 h = (i * 2654435761 + seed * 40503 + 12345) % 16777216
                 if is_float:
-                    a[i] = h / 16777216.0
+                    a[i] = low + (high - low) * (h / 16777216.0)
+                    if a[i] >= high:  # rounded up to high in the array's precision
+                        a[i] = low
                 else:
-                    a[i] = h % 1000
+                    a[i] = low + h % (high - low)
 
         _FILLERS[is_float] = fill
     return _FILLERS[is_float]
 
 
-def device_random_later(cuda, shape: tuple[int, ...], dtype, seed: int = 0):
+def device_random_later(cuda, shape: tuple[int, ...], dtype, seed: int = 0, low=None,
+                        high=None):
     """A device array of ``shape``, allocated now, and a function that fills it on the GPU with
-    hashed values (floats in [0, 1), ints in [0, 1000)); the fill kernel is compiled now, so
-    nothing runs on the GPU before that function is called. Returns (array, fill)."""
+    hashed values in ``[low, high)`` (the exercise's :attr:`Timing.input_ranges
+    <autograder.exercises.base.Timing.input_ranges>`; default: floats in [0, 1), ints in
+    [0, 1000); an integer range's values reach at most ``low + 2**24 - 1``); the fill kernel is
+    compiled now, so nothing runs on the GPU before that function is called. Returns
+    (array, fill)."""
     import numpy as np
+
+    from .exercises.base import TIMING_FLOAT_RANGE, TIMING_INT_RANGE
 
     dtype = np.dtype(dtype)
     arr = cuda.device_array(int(np.prod(shape)), dtype)
     threads = 256
     is_float = bool(np.issubdtype(dtype, np.floating))
-    kernel = _filler(cuda, is_float)
-    compiled_for(kernel, (arr, seed), _own(f"_filler.fill[{is_float}]"))
+    default = TIMING_FLOAT_RANGE if is_float else TIMING_INT_RANGE
+    low = default[0] if low is None else low
+    high = default[1] if high is None else high
+    low, high = (float(low), float(high)) if is_float else (int(low), int(high))
+    kernel = _filler(is_float)
+    compiled_for(kernel, (arr, seed, low, high), _own(f"_filler.fill[{is_float}]"))
 
     def fill() -> None:
-        kernel[(arr.size + threads - 1) // threads, threads](arr, seed)
+        kernel[(arr.size + threads - 1) // threads, threads](arr, seed, low, high)
 
     return arr.reshape(shape), fill
 
 
-def device_random(cuda, shape: tuple[int, ...], dtype, seed: int = 0):
-    """A device array of ``shape`` filled on the GPU with hashed values: floats in [0, 1), ints
-    in [0, 1000). Timing inputs need no secret and no transfer (a 1 GiB input would cost seconds
-    through the channel)."""
-    arr, fill = device_random_later(cuda, shape, dtype, seed)
+def device_random(cuda, shape: tuple[int, ...], dtype, seed: int = 0, low=None, high=None):
+    """A device array of ``shape`` filled on the GPU with hashed values in ``[low, high)``
+    (:func:`device_random_later`). Timing inputs need no secret and no transfer (a 1 GiB input
+    would cost seconds through the channel)."""
+    arr, fill = device_random_later(cuda, shape, dtype, seed, low, high)
     fill()
     return arr
 

@@ -188,6 +188,18 @@ _SIM_SCRIPT = textwrap.dedent("""
     assert (out.copy_to_host() == -0x5EEDBEE).all()
     ints.after_round(0)
     assert ints.results(1) == [[[0.0, 0.0, 0.0, 0.0, 50.0]]]
+
+    small = cuda.device_array(50, np.uint8)   # poisoned with a value a uint8 holds
+    LaunchChecks(cuda, [small], [cuda.to_device(np.zeros(50, np.uint8))], [[]], 1).before(0, 0)
+    assert (small.copy_to_host() == 0xA5).all()
+
+    bins = cuda.to_device(np.full(8, 7, np.int32))      # an accumulator: zeroed on both sides
+    ref_bins = cuda.to_device(np.full(8, 9, np.int32))
+    acc = LaunchChecks(cuda, [bins], [ref_bins], [[]], 2, zeroed=[True])
+    acc.before(1, 0)
+    assert (ref_bins.copy_to_host() == 0).all() and (bins.copy_to_host() == 7).all()
+    acc.before(0, 0)
+    assert (bins.copy_to_host() == 0).all()
     print("ok")
 """)
 

@@ -12,11 +12,18 @@ An exercise is a folder ``autograder/exercises/<name>/`` holding everything abou
 Adding an exercise is adding a folder: the registry, the notebooks, the tests, the docs table and
 the GPU checks find it here. Folders are namespace packages (no ``__init__.py``), so a wheel
 carries only the files ``pyproject.toml`` lists as package data.
+
+A course's own exercises live in a folder of the same layout anywhere
+(``DIR/<name>/exercise.py``, ...): :func:`add_folder` registers them in this process (an
+exercise of a built-in name replaces the built-in one). Their ``exercise.py`` imports the
+definition API absolutely (``from autograder.exercises.base import Exercise, ...``); a
+``driver`` is not supported there yet (the child imports a driver by module name).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -44,23 +51,57 @@ class UnknownExercise(KeyError):
         return f"unknown exercise {self.args[0]!r}; known: {', '.join(names())}"
 
 
+#: Exercises registered from other folders (:func:`add_folder`): name → folder.
+_ADDED: dict[str, Path] = {}
+#: Their definitions, loaded once: name → Exercise.
+_LOADED: dict[str, Exercise] = {}
+
+
+def add_folder(path: str | os.PathLike) -> list[str]:
+    """Register, for this process, every exercise in ``path``: each ``<name>/exercise.py``
+    below it, laid out as a built-in exercise folder (solution, notebook, ``mutants/``). An
+    exercise of a built-in name replaces the built-in one, and a later folder an earlier one.
+    Nothing is imported until :func:`get` asks for it. Returns the names found, sorted.
+    Raises ``NotADirectoryError`` for a path that is not a folder."""
+    root = Path(path).resolve()
+    if not root.is_dir():
+        raise NotADirectoryError(f"no folder of exercises at {path}")
+    found = sorted(p.parent.name for p in root.glob(f"*/{DEFINITION}"))
+    for name in found:
+        _ADDED[name] = root / name
+        _LOADED.pop(name, None)
+    return found
+
+
 def names() -> list[str]:
-    """Names of all exercises (folders here with an ``exercise.py``), sorted."""
-    return sorted(p.parent.name for p in HERE.glob(f"*/{DEFINITION}"))
+    """Names of all exercises (folders here with an ``exercise.py``, and those registered by
+    :func:`add_folder`), sorted."""
+    return sorted({p.parent.name for p in HERE.glob(f"*/{DEFINITION}")} | set(_ADDED))
 
 
 def folder(name: str) -> Path:
     """The folder of exercise ``name``. Raises :class:`UnknownExercise`."""
-    path = HERE / name
+    path = _ADDED.get(name, HERE / name)
     if not (path / DEFINITION).is_file():
         raise UnknownExercise(name)
     return path
 
 
 def get(name: str) -> Exercise:
-    """The exercise called ``name``. Raises :class:`UnknownExercise`."""
-    folder(name)
-    return importlib.import_module(f"{__name__}.{name}.exercise").EXERCISE
+    """The exercise called ``name``. Raises :class:`UnknownExercise`; an added definition
+    that does not define ``EXERCISE`` raises ``AttributeError`` naming its file."""
+    path = folder(name)
+    if name not in _ADDED:
+        return importlib.import_module(f"{__name__}.{name}.exercise").EXERCISE
+    if name not in _LOADED:
+        spec = importlib.util.spec_from_file_location(
+            f"kernelgrade_added_exercises.{name}.exercise", path / DEFINITION)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if not isinstance(getattr(module, "EXERCISE", None), Exercise):
+            raise AttributeError(f"{path / DEFINITION} defines no EXERCISE = Exercise(...)")
+        _LOADED[name] = module.EXERCISE
+    return _LOADED[name]
 
 
 def all_exercises() -> list[Exercise]:

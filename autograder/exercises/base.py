@@ -38,6 +38,11 @@ class Contract:
     the grader's own kernel calls the student's device function. ``functions`` names plain
     Python functions for exercises with no kernel (``kernel`` is then empty): each case calls
     ``params["call"]`` with keyword arguments ``params["args"]`` and compares the value returned.
+    ``zeroed`` names the outputs that start at zero before every launch (an accumulator such as
+    a histogram's bins, which the kernel adds into): the cases, the instrumented runs and both
+    kernels' timed launches zero them; every other output starts poisoned (NaN, or an integer
+    sentinel), so an element the kernel never writes is caught. A zeroed output keeps its guard
+    bands: a write outside it is still reported.
     """
 
     kernel: str
@@ -50,6 +55,7 @@ class Contract:
     device_function: bool = False
     driver: str | None = None
     functions: tuple[str, ...] = ()
+    zeroed: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -203,6 +209,14 @@ class Timing:
     ``work(params) -> (amount, unit)`` says what one launch does, for the report's achieved
     throughput: (GFLOP, ``"GFLOP/s"``) for a compute-bound kernel, (GB moved to and from DRAM,
     ``"GB/s"``) for a memory-bound one; None: not shown.
+    ``input_ranges``: the range of each timing input's values, ``{name: (low, high)}``, half
+    open ``[low, high)``, as the exercise's ``make_inputs`` draws them (a histogram of 256 bins
+    over uint8 data: ``{"data": (0, 256)}``). The timing inputs are filled on the GPU with
+    hashed values (no transfer of gigabytes): an input not named here gets floats in
+    :data:`TIMING_FLOAT_RANGE` or integers in :data:`TIMING_INT_RANGE`. An integer range's
+    values reach at most ``low + 2**24 - 1``. Raises ``ValueError`` (when the :class:`Exercise`
+    is made) for a name that is not an input, an empty range, or an integer range its dtype
+    cannot hold.
     """
 
     params: dict
@@ -212,6 +226,38 @@ class Timing:
     min_rounds: int = 10
     budget_s: float = 8.0
     work: Callable[[dict], tuple[float, str]] | None = None
+    input_ranges: dict = field(default_factory=dict)
+
+    def input_range(self, name: str, dtype) -> tuple[float, float]:
+        """The ``[low, high)`` range of timing input ``name`` of ``dtype``."""
+        if name in self.input_ranges:
+            low, high = self.input_ranges[name]
+            return low, high
+        return TIMING_FLOAT_RANGE if np.dtype(dtype).kind == "f" else TIMING_INT_RANGE
+
+
+#: The values of a timing input that :attr:`Timing.input_ranges` does not name.
+TIMING_FLOAT_RANGE = (0.0, 1.0)
+TIMING_INT_RANGE = (0, 1000)
+
+
+def check_input_ranges(name: str, timing: Timing, specs: dict) -> None:
+    """Raise ``ValueError`` naming exercise ``name`` where ``timing.input_ranges`` does not fit
+    its timing inputs ``specs`` (name → (shape, dtype), :attr:`Exercise.inputs`)."""
+    for arg, rng in timing.input_ranges.items():
+        if arg not in specs:
+            raise ValueError(f"exercise {name}: Timing.input_ranges names {arg!r}, which is not "
+                             f"an input ({', '.join(specs)})")
+        low, high = rng
+        dtype = np.dtype(specs[arg][1])
+        if not low < high:
+            raise ValueError(f"exercise {name}: the timing range of {arg} is empty "
+                             f"([{low}, {high}))")
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            if int(low) != low or int(high) != high or low < info.min or high - 1 > info.max:
+                raise ValueError(f"exercise {name}: the timing range of {arg} ([{low}, {high})) "
+                                 f"does not hold {dtype} integers ({info.min} to {info.max})")
 
 
 @dataclass(frozen=True)
@@ -262,6 +308,12 @@ class Exercise:
         if self.timing is not None and self.inputs is None:
             raise ValueError(f"exercise {self.name}: a timing test needs `inputs` (the shapes "
                              "and dtypes of make_inputs' arrays, to size the GPU's timing inputs)")
+        if self.timing is not None and self.timing.input_ranges:
+            check_input_ranges(self.name, self.timing, self.inputs(self.timing.params))
+        unknown = set(self.contract.zeroed) - set(self.contract.args)
+        if unknown:
+            raise ValueError(f"exercise {self.name}: Contract.zeroed names {sorted(unknown)}, "
+                             "which are not kernel arguments")
 
     @property
     def assignment(self) -> str:
