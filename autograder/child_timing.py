@@ -126,8 +126,8 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
     :data:`SELF_CHECK_ATTEMPTS` times while it is off), then the student's against the
     instructor's, each timed launch checked (``prepared["checks"]``); the raw samples and the
     checks' numbers for the grader, as the fields of :class:`autograder.protocol.TimingSamples`
-    (milliseconds; ``seconds`` of sampling; ``retaken``: the student's and instructor's samples
-    that were disturbed and taken again, :func:`autograder.timing.disturbed`)."""
+    (milliseconds; ``seconds`` of sampling; ``retaken``: samples of either kernel taken again,
+    disturbed or enqueued late: :func:`autograder.timing.time_pair`)."""
     from . import timing as timing_mod
 
     p = prepared

@@ -407,8 +407,8 @@ class TimingSamples(Record):
     kernels (:mod:`autograder.kernel_cache`) rather than being compiled in the child;
     ``checks``: per timed round, per output, the raw numbers of the student's launch against the
     instructor's (:data:`autograder.timed_outputs.FIELDS`; None: not checked, which the grader
-    does not accept); ``retaken``: samples that were disturbed by other work and taken again
-    (:func:`autograder.timing.disturbed`)."""
+    does not accept); ``retaken``: samples taken again, disturbed by other work
+    (:func:`autograder.timing.disturbed`) or enqueued late by the host."""
 
     TYPE = "timing"
     student_ms: list

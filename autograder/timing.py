@@ -175,6 +175,10 @@ RETRIES = 5
 DISTURBED = 0.10
 DISTURBED_AFTER = 3
 DISTURBED_MAX_SHARE = 0.10
+#: Seconds before the first retake of a sample, doubled for each further one (0.5 ms ... 8 ms):
+#: on an H100 a moment's disturbance, with nothing else on the GPU, lasted through six retakes
+#: taken back to back (every one enqueued late, the last one kept 29 % slow).
+BACKOFF_S = 0.5e-3
 
 
 def l2_flusher(cuda):
@@ -295,8 +299,10 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
     ``before(side, r)`` (``side`` 0 for a, 1 for b) runs before every sample's flush, retakes
     included, and ``after_round(r)`` after each timed round's last end event: the checks of
     :class:`autograder.timed_outputs.LaunchChecks`, outside every timed region. Returns
-    ``{"a_ms": [...], "b_ms": [...], "seconds": wall time, "retaken": disturbed samples taken
-    again}`` with one sample of each per round."""
+    ``{"a_ms": [...], "b_ms": [...], "seconds": wall time, "retaken": samples taken again
+    (disturbed or enqueued late), "late": those enqueued late, "warmup_ms": ([a's], [b's])}``
+    with one sample of each per round. Before each retake it waits (:data:`BACKOFF_S`,
+    doubled each time)."""
     seeds: tuple[list, list] = ([], [])  # the warm-up's times: what a disturbed sample is judged by
     for r in range(warmup):
         for launch, seed in ((launch_a, seeds[0]), (launch_b, seeds[1])):
@@ -309,12 +315,14 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
             seed.append(cuda.event_elapsed_time(start, end))
     cuda.synchronize()
     a_ms, b_ms = [], []
-    retaken = [0, 0]  # per side
+    retaken, late = [0, 0], 0  # samples taken again: disturbed (per side), enqueued late
     start_wall = time.perf_counter()
     for r in range(max_rounds):
         pair = [(a_ms, launch_a, 0), (b_ms, launch_b, 1)]
         for samples, launch, side in (pair if r % 2 == 0 else pair[::-1]):
             for attempt in range(RETRIES + 1):
+                if attempt:  # a moment's disturbance passes
+                    time.sleep(BACKOFF_S * 2 ** (attempt - 1))
                 if before is not None:
                     before(side, r)
                 flush()
@@ -326,9 +334,12 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
                 queued = time.perf_counter() - queued
                 end.synchronize()
                 ms = cuda.event_elapsed_time(start, end)
+                if attempt == RETRIES:
+                    break
                 if queued > HOST_WINDOW_S:
+                    late += 1
                     continue
-                if (attempt < RETRIES and retaken[side] < 1 + DISTURBED_MAX_SHARE * len(samples)
+                if (retaken[side] < 1 + DISTURBED_MAX_SHARE * len(samples)
                         and disturbed(ms, seeds[side] + samples)):
                     retaken[side] += 1
                     continue
@@ -343,7 +354,7 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
         if time.perf_counter() - start_wall > budget_s:
             break
     return {"a_ms": a_ms, "b_ms": b_ms, "seconds": time.perf_counter() - start_wall,
-            "retaken": sum(retaken)}
+            "retaken": sum(retaken) + late, "late": late, "warmup_ms": seeds}
 
 
 def disturbed(ms: float, earlier: list[float]) -> bool:

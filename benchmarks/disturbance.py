@@ -86,7 +86,16 @@ def main() -> int:
     from autograder.child_timing import measure_timing
     from autograder.timing import ratio_stats
 
+    from autograder import timing
+
     cuda, kernel, prepared = prepared_for(args.exercise, args.file)
+    pairs = []  # every time_pair's whole answer (warm-up times included)
+    time_pair = timing.time_pair
+
+    def recording(*a, **kw):
+        pairs.append(time_pair(*a, **kw))
+        return pairs[-1]
+    timing.time_pair = recording
     report = {"exercise": args.exercise, "file": args.file, "modes": {}}
     quiet = None
     for mode in args.modes.split(","):
@@ -106,7 +115,8 @@ def main() -> int:
             s = ratio_stats(m["student_ms"], m["instructor_ms"])
             per_round = [a / b for a, b in zip(m["student_ms"], m["instructor_ms"])]
             rows.append({"ratio": s.ratio, "rounds": s.rounds, "per_round": per_round,
-                         "retaken": m.get("retaken"),
+                         "retaken": m.get("retaken"), "warmup_ms": pairs[-1].get("warmup_ms"),
+                         "late": pairs[-1].get("late"),
                          "student_ms": m["student_ms"], "instructor_ms": m["instructor_ms"]})
         os.killpg(bg.pid, 9)
         bg.wait()
@@ -120,10 +130,11 @@ def main() -> int:
                    "max_dev": round(max(abs(x / quiet - 1) for x in ratios), 4),
                    "rounds": [r["rounds"] for r in rows], "spikes": spikes,
                    "retaken": sum(r["retaken"] or 0 for r in rows),
+                   "late": sum(r["late"] or 0 for r in rows),
                    "clocks_after": clocks(), "rows": rows}
         report["modes"][mode] = summary
         print(f"{mode:9s} median {summary['median']:.4f} max_dev {summary['max_dev']:.3f} "
-              f"retaken {summary['retaken']} spikes {spikes[:12]} | {summary['clocks_after']}",
+              f"retaken {summary['retaken']} (late {summary['late']}) spikes {spikes[:12]} | {summary['clocks_after']}",
               flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
