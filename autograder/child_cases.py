@@ -68,9 +68,10 @@ def prepare_driver(function, contract: dict, consts: dict) -> None:
     student's ``function`` before the cases start. Whatever it raises is dropped: the first
     case's launch compiles again and reports the failure in that case, with its own message.
     Raises ``ImportError`` for a driver module that is not installed (the grader's setup)."""
-    import importlib
+    from .assignment_package import import_driver
 
-    prepare = getattr(importlib.import_module(contract["driver"]), "prepare", None)
+    prepare = getattr(import_driver(contract["driver"], contract.get("driver_root")), "prepare",
+                      None)
     if prepare is None:
         return
     try:  # the student's code may run while compiling (typing), SystemExit included

@@ -80,6 +80,32 @@ SOLUTIONS_OPTION = typer.Option(
     "$KERNELGRADE_SOLUTIONS); a source checkout uses its exercise folders' own.")
 
 
+#: ``--assignments DIR`` (repeatable) of every command that reads exercises: a course's own
+#: folder of assignments, in the layout of the built-in ``assignments/``.
+ASSIGNMENTS_OPTION = typer.Option(
+    None, "--assignments", help="A course's own folder of assignments (<name>/exercise.py, "
+    "notebook.py, mutants/; solutions in the solutions/ folder beside it), added to the "
+    "built-in ones; an exercise of a built-in name replaces it (sets $KERNELGRADE_ASSIGNMENTS; "
+    "repeatable).")
+
+
+def _use_assignments(folders: Optional[list[Path]]) -> None:
+    """Apply ``--assignments DIR...``: register each folder here and set
+    ``$KERNELGRADE_ASSIGNMENTS`` for the processes this run starts (batch workers, nbgrader).
+    Exit 2 when one is not a folder."""
+    if not folders:
+        return
+    for folder in folders:
+        if not folder.is_dir():
+            _fail(f"--assignments {folder}: no such folder (it should hold <name>/exercise.py "
+                  "folders)")
+    known = [p for p in os.environ.get(exercises.ASSIGNMENTS_ENV, "").split(os.pathsep) if p]
+    for folder in folders:
+        exercises.add_folder(folder)
+        known.append(str(folder.resolve()))
+    os.environ[exercises.ASSIGNMENTS_ENV] = os.pathsep.join(dict.fromkeys(known))
+
+
 def _use_solutions(folder: Optional[Path]) -> None:
     """Apply ``--solutions DIR``: set ``$KERNELGRADE_SOLUTIONS`` for this run and the processes
     it starts (:func:`autograder.exercises.solution_path` reads it). Exit 2 when ``folder`` is
@@ -127,6 +153,7 @@ def grade(
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer "
                                              "(racecheck, synccheck, memcheck) if installed."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
     public: bool = typer.Option(False, "--public", help="Only the public tests, the concept "
                                 "test and the diagnostics, as a notebook's public-test cell "
                                 "runs them: no instructor solution needed (a student's "
@@ -134,12 +161,13 @@ def grade(
     preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
 ) -> None:
     """Grade one submission and print its tests, points and messages."""
+    _use_assignments(assignments_dir)
+    _use_solutions(solutions_dir)
     from .grader import grade as grade_one
     from .nbgrader import public as public_run
 
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
-    _use_solutions(solutions_dir)
     _use_preflight_cache(preflight_cache)
     nothing = _nothing_to_grade(submission)
     if nothing:
@@ -178,9 +206,12 @@ def solutions(
                                        help="Gradings at once (default: 8 on a GPU, half the "
                                             "cores on the simulator)."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
 ) -> None:
     """Grade every instructor solution and known-bad submission; exit 1 if any verdict is wrong.
     A line per exercise on standard error as its gradings end; the table at the end."""
+    _use_assignments(assignments_dir)
+    _use_solutions(solutions_dir)
     from rich.table import Table
 
     from .grader import resolve_device
@@ -190,7 +221,6 @@ def solutions(
     for name in names:
         if name not in exercises.names():
             _fail(str(exercises.UnknownExercise(name)))
-    _use_solutions(solutions_dir)
     for name in names:  # an installed kernelgrade has none unless told where they are
         try:
             exercises.solution_path(name)
@@ -264,6 +294,7 @@ def batch(
                                                              "submission and an index.html "
                                                              "into this folder."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
     preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
 ) -> None:
     """Grade a whole class; each result is committed as it arrives, and a rerun resumes.
@@ -271,12 +302,13 @@ def batch(
     assignment that names no exercise, ...) is listed at the end with its reason, and stored
     for `export` and `report`. Workers of a --scheduler find the solutions through their own
     $KERNELGRADE_SOLUTIONS."""
+    _use_assignments(assignments_dir)
+    _use_solutions(solutions_dir)
     from .batch import run_batch
     from .cluster import client_security
 
     if exercise is not None and exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
-    _use_solutions(solutions_dir)
     _use_preflight_cache(preflight_cache)
     try:
         if scheduler is None and (tls_ca_file or tls_cert or tls_key or insecure_scheduler):
@@ -394,10 +426,13 @@ def mutants_command(
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
     preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
 ) -> None:
     """Grade the one-edit mutants of an exercise's solution and list the survivors; exit 1 if
     one is not in the exercise's list of equivalent mutants (docs/mutants.md)."""
+    _use_assignments(assignments_dir)
+    _use_solutions(solutions_dir)
     import json
 
     from rich.table import Table
@@ -407,7 +442,6 @@ def mutants_command(
 
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
-    _use_solutions(solutions_dir)
     _use_preflight_cache(preflight_cache)
     try:
         source = exercises.solution_path(exercise).read_text(encoding="utf-8")
@@ -468,11 +502,79 @@ def mutants_command(
 
 
 @app.command("exercises")
-def list_exercises() -> None:
+def list_exercises(assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION) -> None:
     """List the exercises and where they come from."""
+    _use_assignments(assignments_dir)
     for name in exercises.names():
         ex = exercises.get(name)
         typer.echo(f"{name:18} {ex.title} — {ex.source}")
+
+
+# --- a course's own assignments (issue 23) ------------------------------------------------------
+@app.command("new")
+def new_assignment(
+    name: str = typer.Argument(..., help="The assignment's name (lower case, digits, _): it "
+                                         "names its folder and the kernel."),
+    assignments_dir: Path = typer.Option(..., "--assignments", help="The course's folder of "
+                                         "assignments to write it into (created if needed)."),
+    solutions_dir: Optional[Path] = typer.Option(
+        None, "--solutions", help="Where its solution goes (default: the solutions/ folder "
+                                  "beside --assignments)."),
+    number: Optional[int] = typer.Option(None, help="Its place in the course (default: after "
+                                                    "every exercise known)."),
+    title: Optional[str] = typer.Option(None, help="Its title."),
+) -> None:
+    """Write a working starter assignment (definition, notebook text, solution, two known-bad
+    submissions) that `autograder check NAME --assignments DIR` passes; docs/authoring.md."""
+    from .starter import write_starter
+
+    if assignments_dir.is_dir():
+        _use_assignments([assignments_dir])
+    if number is None:
+        number = 1 + max((exercises.get(n).number for n in exercises.names()), default=0)
+    try:
+        written = write_starter(name, assignments_dir, solutions_dir, number, title)
+    except (ValueError, FileExistsError, OSError) as exc:
+        _fail(str(exc))
+    for path in written:
+        typer.echo(f"wrote {path}")
+    typer.echo(f"next: autograder check {name} --assignments {assignments_dir}")
+
+
+@app.command("check")
+def check_assignment(
+    name: str = typer.Argument(..., help="Exercise name."),
+    device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
+    mutation: Optional[bool] = typer.Option(
+        None, "--mutants/--no-mutants", help="Run the mutation analysis (default: on a GPU "
+                                             "only; on the simulator it is slow)."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Gradings at once."),
+    solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
+) -> None:
+    """Check an assignment before handing it out: its definition, full marks for its solution,
+    the stated verdicts for its known-bad submissions, its notebook, its contract text and (on
+    a GPU) its mutation analysis. Exit 1 when a step fails."""
+    _use_assignments(assignments_dir)
+    _use_solutions(solutions_dir)
+    from .assignment_check import check
+
+    if name not in exercises.names():
+        _fail(str(exercises.UnknownExercise(name)))
+    try:
+        steps = check(name, device, mutation, jobs)
+    except (ValueError, FileNotFoundError, GraderSetupError) as exc:
+        _fail(str(exc))
+    marks = {True: "[green]ok[/green]", False: "[red]FAILED[/red]", None: "[yellow]skipped[/yellow]"}
+    out = Console(width=None if sys.stdout.isatty() else 160)
+    for step in steps:
+        out.print(f"{marks[step.ok]} {escape(step.name)}", soft_wrap=True)
+        for line in step.detail.splitlines():
+            out.print(f"    {escape(line)}", soft_wrap=True, highlight=False)
+    failed = [s.name for s in steps if s.ok is False]
+    out.print(f"{name}: " + (f"{len(failed)} step(s) failed: {', '.join(failed)}" if failed
+                             else "ready"))
+    raise typer.Exit(1 if failed else 0)
 
 
 # --- nbgrader course (issue 2) -----------------------------------------------------------------
@@ -497,11 +599,15 @@ def course_build(
     cell_timeout: int = typer.Option(120, help="With --run-notebooks: seconds before nbgrader "
                                                "interrupts a cell."),
     force: bool = typer.Option(False, help="Overwrite an existing course's source/ and config."),
+    solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
 ) -> None:
     """Write an nbgrader course (config, and source/ notebooks built from the exercise folders;
     an installed kernelgrade needs $KERNELGRADE_SOLUTIONS); see its README.md."""
     from .nbgrader.course import CourseError, build_course
 
+    _use_assignments(assignments_dir)
+    _use_solutions(solutions_dir)
     try:
         root = build_course(directory, device=device, submitted=submitted,
                             cell_timeout=cell_timeout, run_notebooks=run_notebooks,
@@ -524,14 +630,16 @@ def gradescope_build(
     exercise: str = typer.Argument(..., help="Exercise name (see `autograder exercises`)."),
     out: Path = typer.Option(Path("autograder.zip"), help="The zip to write."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
 ) -> None:
     """Write the autograder zip Gradescope asks for (setup.sh, run_autograder, this kernelgrade
     as a wheel, the exercise's instructor solution beside it); see the README.md inside it."""
+    _use_assignments(assignments_dir)
+    _use_solutions(solutions_dir)
     from .gradescope.bundle import build_bundle
 
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
-    _use_solutions(solutions_dir)
     try:
         path = build_bundle(exercise, out)
     except (LookupError, FileNotFoundError) as exc:

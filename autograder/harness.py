@@ -184,8 +184,8 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
 
     driver = None
     if contract["driver"]:
-        import importlib
-        driver = importlib.import_module(contract["driver"])
+        from .assignment_package import import_driver
+        driver = import_driver(contract["driver"], contract.get("driver_root"))
 
     if backend == "sim":
         prepare_simulator()

@@ -285,25 +285,37 @@ def _hidden_from_children() -> tuple[list[Path], list[Path]]:
 
 
 def _instructor_files_hidden() -> list[str]:
-    """bwrap arguments that hide, inside the bound package, what only the instructor sees: each
-    exercise folder's solution (an empty file in its place), known-bad submissions, textbook
-    variants and notebook source (empty folders and files), and a folder of solutions named by
-    ``$KERNELGRADE_SOLUTIONS``."""
+    """bwrap arguments that hide what only the instructor sees, wherever a bound folder shows
+    it: in every folder of assignments, each assignment's known-bad submissions and textbook
+    variants (empty folders) and notebook source (an empty file); every folder of solutions
+    (beside each folder of assignments, and ``$KERNELGRADE_SOLUTIONS``) as an empty folder."""
     from . import exercises
 
     args: list[str] = []
-    for name in exercises.names():
-        folder = exercises.HERE / name
-        for f in (exercises.SOLUTION, exercises.SOLUTION_BLOCKDIM, exercises.NOTEBOOK):
-            if (folder / f).is_file():
-                args += ["--ro-bind", "/dev/null", str(folder / f)]
-        for hidden in (exercises.MUTANTS, exercises.VARIANTS):
-            if (folder / hidden).is_dir():
-                args += ["--tmpfs", str(folder / hidden)]
+    solutions: list[Path] = []
+    for root in exercises.roots():
+        for definition in sorted(root.glob(f"*/{exercises.DEFINITION}")):
+            folder = definition.parent
+            if (folder / exercises.NOTEBOOK).is_file():
+                args += ["--ro-bind", "/dev/null", str(folder / exercises.NOTEBOOK)]
+            for hidden in (exercises.MUTANTS, exercises.VARIANTS):
+                if (folder / hidden).is_dir():
+                    args += ["--tmpfs", str(folder / hidden)]
+        solutions.append(root.parent / exercises.SOLUTIONS_FOLDER)
     extra = os.environ.get(exercises.SOLUTIONS_ENV)  # e.g. inside a bound venv or course
-    if extra and Path(extra).is_dir():
-        args += ["--tmpfs", str(Path(extra).resolve())]
+    if extra:
+        solutions.append(Path(extra))
+    for folder in dict.fromkeys(p.resolve() for p in solutions):
+        if folder.is_dir():
+            args += ["--tmpfs", str(folder)]
     return args
+
+
+def assignment_dirs() -> list[Path]:
+    """The folders of assignments a child reads (an exercise's driver), bound read-only."""
+    from . import exercises
+
+    return [r.resolve() for r in exercises.roots()]
 
 
 def _shows_hidden(path: Path) -> bool:
@@ -422,6 +434,11 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
             bound.append(alias)
     if not _covered(PACKAGE_DIR, bound):
         cmd += ["--ro-bind", str(PACKAGE_DIR), str(PACKAGE_DIR)]
+        bound.append(PACKAGE_DIR)
+    for d in assignment_dirs():
+        if not _covered(d, bound) and not _shows_hidden(d):
+            cmd += ["--ro-bind", str(d), str(d)]
+            bound.append(d)
     cmd += _instructor_files_hidden()
     cmd += ["--ro-bind", str(workdir), str(workdir)]
     if writable is not None:

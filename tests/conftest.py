@@ -13,7 +13,8 @@ from autograder import known_bad
 from autograder.grader import grade, gpu_available
 
 ROOT = Path(__file__).resolve().parents[1]
-EXERCISES = ROOT / "autograder" / "exercises"
+EXERCISES = ROOT / "assignments"
+SOLUTIONS = ROOT / "solutions"
 FILES = ROOT / "tests" / "files"
 
 # The same tests run on the simulator (CI, laptops) and on a GPU (KERNELGRADE_TEST_DEVICE=gpu).

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder.store import ResultStore
-from conftest import stored_count, ROOT, EXERCISES, TEST_DEVICE
+from conftest import stored_count, ROOT, EXERCISES, TEST_DEVICE, SOLUTIONS
 
 pytestmark = pytest.mark.slow
 
@@ -45,13 +45,13 @@ def make_class(root: Path) -> list[str]:
     for i in range(22, 25):
         subs[f"s{i:02d}"] = ("01_tiled_matmul", "from numba import cuda\nTILE_WIDTH = 64\n\n"
                              "@cuda.jit\ndef tiled_matmul(A, B, C):\n    pass\n")
-    occupancy = (EXERCISES / "occupancy" / "solution.py").read_text()
+    occupancy = (SOLUTIONS / "occupancy.py").read_text()
     subs["s25"] = ("03_occupancy", occupancy)
     subs["s26"] = ("03_occupancy", occupancy.replace("return float(tile_width)",
                                                      "return float(tile_width) / 2"))
     subs["s27"] = ("03_occupancy", "def warps_per_block(threads_per_block, warp_size=32):\n"
                                    "    return threads_per_block // warp_size\n")
-    transpose = (EXERCISES / "transpose" / "solution.py").read_text()
+    transpose = (SOLUTIONS / "transpose.py").read_text()
     wrong = transpose.replace("B[b_row, b_col] = tile[tx, ty + j]",
                               "B[b_row, b_col] = tile[tx, ty + j] + float32(1.0)")
     assert wrong != transpose

@@ -4,7 +4,7 @@ Solutions and known-bad submissions of every exercise are checked in test_exerci
 import numpy as np
 
 from autograder import exercises
-from conftest import EXERCISES, assert_full_marks, grade_file
+from conftest import EXERCISES, assert_full_marks, grade_file, SOLUTIONS
 
 EXERCISE = "block_scan"
 
@@ -25,7 +25,7 @@ def test_output_shape_and_launch_follow_the_contract():
 
 def test_instructor_solution_at_another_block_size(tmp_path):
     """The reference is per block of the *submission's* BLOCK_SIZE."""
-    src = (EXERCISES / "block_scan" / "solution.py").read_text().replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 32")
+    src = (SOLUTIONS / "block_scan.py").read_text().replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 32")
     path = tmp_path / "block_scan_32.py"
     path.write_text(src)
     assert_full_marks(grade_file(path, EXERCISE))

@@ -5,7 +5,7 @@ of every exercise are checked in test_exercises.py."""
 import numpy as np
 
 from autograder import exercises, shapes
-from conftest import EXERCISES, assert_full_marks, grade_file
+from conftest import EXERCISES, assert_full_marks, grade_file, SOLUTIONS
 
 EXERCISE = "block_sum"
 
@@ -33,7 +33,7 @@ def test_timing_size_is_large():
 
 
 def test_instructor_solution_at_another_block_size(tmp_path):
-    src = (EXERCISES / "block_sum" / "solution.py").read_text().replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 64")
+    src = (SOLUTIONS / "block_sum.py").read_text().replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 64")
     path = tmp_path / "block_sum_64.py"
     path.write_text(src)
     assert_full_marks(grade_file(path, EXERCISE))

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from autograder.store import ResultStore
-from conftest import EXERCISES, ROOT
+from conftest import EXERCISES, ROOT, SOLUTIONS
 
 
 def test_the_rule_is_stored_with_the_seed_and_kept_on_resume(tmp_path):
@@ -56,7 +56,7 @@ def test_a_class_faces_the_same_hidden_inputs_unless_asked_otherwise(tmp_path):
     folder = tmp_path / "class"
     folder.mkdir()
     for student in ("ann", "ben"):
-        shutil.copy(EXERCISES / "occupancy" / "solution.py", folder / f"{student}.py")
+        shutil.copy(SOLUTIONS / "occupancy.py", folder / f"{student}.py")
     out = _batch(folder, tmp_path / "class.sqlite", "--seed", "77")
     assert out.returncode == 0, out.stderr[-2000:]
     seeds = _seeds(tmp_path / "class.sqlite")

@@ -24,7 +24,7 @@ from autograder.protocol import CaseRequest, Request
 from autograder.sandbox import ChildRun, Limits
 
 BARRIERS = ["grid_barrier", "grid_barrier_lockfree"]
-SHARED = "autograder.exercises.grid_barrier.driver"  # build, run_phases, compile_phases
+SHARED = ("grid_barrier", "driver")  # build, run_phases, compile_phases
 
 
 def _driver(name):
@@ -124,7 +124,7 @@ class _Kernel:
 
 @pytest.mark.parametrize("name", BARRIERS)
 def test_prepare_compiles_what_every_case_launches(monkeypatch, fake_device, name):
-    shared = importlib.import_module(SHARED)
+    shared = exercises.module(*SHARED)
     seen: list = []
     real_build = shared.build
     monkeypatch.setattr(shared, "build",
@@ -177,8 +177,8 @@ from autograder import exercises
 name = sys.argv[1]
 # Device functions called from a kernel ask for the GPU's compute capability: an H200's.
 dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=(9, 0))
-shared = importlib.import_module("autograder.exercises.grid_barrier.driver")
-driver = importlib.import_module(f"autograder.exercises.{name}.driver")
+shared = exercises.module("grid_barrier", "driver")
+driver = exercises.module(name, "driver")
 spec = importlib.util.spec_from_file_location("solution", exercises.solution_path(name))
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)

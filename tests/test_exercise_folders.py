@@ -1,10 +1,12 @@
-"""One exercise, one folder (issue 11): every registered exercise keeps all of its files in
-``autograder/exercises/<name>/``, and nothing else in the project needs to know about it.
+"""One exercise, one folder (issues 11 and 23): every registered exercise keeps all of its
+files in ``assignments/<name>/`` but its solutions (``solutions/<name>.py``, and
+``solutions/<name>_blockdim.py`` where it has one), and nothing else in the project needs to know
+about it.
 
-``conv1d`` was added by touching its folder only (plus this test and the generated documents), so
-no other file may name it. The older exercises are named on purpose by test fixtures and example
-classes; for them only the package code outside ``autograder/exercises/`` must not look them up by
-name.
+``conv1d`` was added by touching its folder and its solutions only (plus this test and the
+generated documents), so no other file may name it. The older exercises are named on purpose by
+test fixtures and example classes; for them only the engine (``autograder/``) must not look them
+up by name.
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ def test_every_exercise_folder_is_complete(name):
     assert isinstance(ex, Exercise) and ex.name == name, \
         f"{folder / exercises.DEFINITION} must define EXERCISE = Exercise(name={name!r}, ...)"
     assert ex.number > 0, f"{name}: EXERCISE.number is its place in the course (1, 2, ...)"
-    for part in (exercises.SOLUTION, exercises.NOTEBOOK):
-        assert (folder / part).is_file(), f"{name} has no {part}"
+    assert (folder / exercises.NOTEBOOK).is_file(), f"{name} has no {exercises.NOTEBOOK}"
+    assert exercises.solution_path(name) == ROOT / "solutions" / f"{name}.py"
     mutants = exercises.mutants(name)
     assert len(mutants) >= 3, f"{name} keeps {len(mutants)} known-bad submissions (3 at least)"
     for path in mutants:
@@ -106,7 +108,8 @@ def test_no_file_outside_its_folder_names_the_exercise_added_by_folder_only():
     for path in _project_files():
         relative = path.relative_to(ROOT).as_posix()
         if path.resolve() == this_file or path.is_relative_to(folder) \
-                or relative.startswith(GENERATED):
+                or relative.startswith(GENERATED) \
+                or relative in (f"solutions/{FOLDER_ONLY}.py", f"solutions/{FOLDER_ONLY}_blockdim.py"):
             continue
         text = _text(path)
         if text is None:
@@ -126,7 +129,7 @@ def test_package_code_does_not_look_up_the_exercise_by_name(name):
     # a string equal to the exercise's name or assignment in code (docstrings and comments aside)
     # is code that special-cases it: what differs between exercises belongs in their definitions
     wanted = {name, exercises.get(name).assignment}
-    package, own = ROOT / "autograder", ROOT / "autograder" / "exercises"
+    package, own = ROOT / "autograder", ROOT / "assignments"
     offenders = []
     for path in _project_files():
         if path.suffix != ".py" or not path.is_relative_to(package) or path.is_relative_to(own):

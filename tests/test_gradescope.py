@@ -28,7 +28,7 @@ from autograder.gradescope.bundle import pinned
 from autograder.gradescope.lock import canonical, closure, pins
 from autograder.gradescope.wheel import project
 
-from conftest import ROOT, EXERCISES, TEST_DEVICE
+from conftest import ROOT, EXERCISES, TEST_DEVICE, SOLUTIONS
 
 EXERCISE = "tiled_matmul"
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -140,7 +140,7 @@ def test_bundle_has_what_gradescope_needs(bundle, tmp_path):
     assert "autograder = autograder.cli:app" in entry_points
     # the instructor solution travels beside the wheel (the grader times against it)
     solution = tmp_path / "solutions" / EXERCISE / "solution.py"
-    assert solution.read_bytes() == (EXERCISES / EXERCISE / "solution.py").read_bytes()
+    assert solution.read_bytes() == (SOLUTIONS / f"{EXERCISE}.py").read_bytes()
     assert not [n for n in names if n.startswith("solutions/") and EXERCISE not in n]
     run = (tmp_path / "run_autograder").read_text()
     assert f"autograder.gradescope.run {EXERCISE} --root" in run
@@ -163,7 +163,7 @@ def _spec_and_pending(results: dict) -> float:
 
 
 def test_instructor_solution_gets_every_point_it_can_earn_here(bundle, installed, tmp_path):
-    root = container(bundle, tmp_path, {"tiled_matmul.py": (EXERCISES / "tiled_matmul" / "solution.py")
+    root = container(bundle, tmp_path, {"tiled_matmul.py": (SOLUTIONS / "tiled_matmul.py")
                                         .read_text(), "notes.txt": "my notes"})
     proc, results = run_autograder(root, installed)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -214,7 +214,7 @@ def test_grader_setup_fault_is_not_a_zero(bundle, installed, tmp_path):
 def test_missing_solution_is_a_setup_fault_not_a_zero(bundle, installed, tmp_path):
     """A bundle whose solutions/ is gone: the installed wheel has none, so the grader stops
     (exit 2, no score) and names $KERNELGRADE_SOLUTIONS; the student gets no zero."""
-    root = container(bundle, tmp_path, {"tiled_matmul.py": (EXERCISES / EXERCISE / "solution.py")
+    root = container(bundle, tmp_path, {"tiled_matmul.py": (SOLUTIONS / f"{EXERCISE}.py")
                                         .read_text()})
     shutil.rmtree(root / "source" / "solutions")
     proc, results = run_autograder(root, installed, device="sim")

@@ -383,7 +383,7 @@ def test_every_hint_says_whether_it_was_measured_or_inferred(ptx, report):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name, path, cause", [
     ("block_sum", HINTS / "block_sum_blockdim.py", "cuda.blockDim"),
-    ("tiled_matmul", HINTS.parents[2] / "autograder" / "exercises" / "tiled_matmul" / "mutants"
+    ("tiled_matmul", HINTS.parents[2] / "assignments" / "tiled_matmul" / "mutants"
      / "naive.py", "from global memory"),
 ], ids=["blockdim-bound reduction", "naive matmul"])
 def test_on_a_gpu_lost_timing_points_name_the_issue_s_causes(name, path, cause):

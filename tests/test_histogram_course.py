@@ -19,8 +19,9 @@ from autograder.exercises.base import Exercise, Timing, Tolerance
 
 from conftest import ROOT, assert_full_marks, assert_rejected, grade_file
 
-COURSE = ROOT / "tests" / "fixtures" / "course_histogram"
+COURSE = ROOT / "tests" / "fixtures" / "course_histogram" / "assignments"
 FOLDER = COURSE / "histogram"
+SOLUTION = COURSE.parent / "solutions" / "histogram.py"
 MUTANTS = sorted((FOLDER / "mutants").glob("*.py"))
 DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float32", "float64")
@@ -30,7 +31,7 @@ DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint6
 def course():
     """The course's folder registered for this module only: the registry is as before after."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(exercises, "_ADDED", dict(exercises._ADDED))
+        mp.setattr(exercises, "_ADDED", list(exercises._ADDED))
         mp.setattr(exercises, "_LOADED", dict(exercises._LOADED))
         assert exercises.add_folder(COURSE) == ["histogram"]
         yield exercises.get("histogram")
@@ -39,13 +40,14 @@ def course():
 @pytest.fixture(scope="module")
 def graded(course):
     """One grading of the solution and of each known-bad submission, by file name."""
-    files = [FOLDER / "solution.py"] + MUTANTS
-    return {p.name: grade_file(p, "histogram", preflight=False) for p in files}
+    files = [SOLUTION] + MUTANTS
+    return {("solution.py" if p == SOLUTION else p.name): grade_file(p, "histogram", preflight=False)
+            for p in files}
 
 
 def test_the_registry_finds_the_course_folder(course):
     assert "histogram" in exercises.names() and exercises.folder("histogram") == FOLDER
-    assert exercises.solution_path("histogram") == FOLDER / "solution.py"
+    assert exercises.solution_path("histogram") == SOLUTION
     assert exercises.mutants("histogram") == MUTANTS and len(MUTANTS) >= 2
     assert course.contract.zeroed == ("bins",)
 
@@ -54,10 +56,10 @@ def test_a_course_folder_overrides_a_built_in_exercise(tmp_path):
     (tmp_path / "block_sum").mkdir()
     (tmp_path / "block_sum" / "exercise.py").write_text(
         "from dataclasses import replace\n"
-        "from autograder.exercises.block_sum.exercise import EXERCISE as BUILT_IN\n"
+        "from kernelgrade_assignments.block_sum.exercise import EXERCISE as BUILT_IN\n"
         "EXERCISE = replace(BUILT_IN, title='The course own block sum')\n", encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(exercises, "_ADDED", {})
+        mp.setattr(exercises, "_ADDED", [])
         mp.setattr(exercises, "_LOADED", {})
         assert exercises.add_folder(tmp_path) == ["block_sum"]
         assert exercises.get("block_sum").title == "The course own block sum"
@@ -164,4 +166,4 @@ def test_the_contract_text_says_which_output_starts_at_zero(course):
 
 
 def test_the_fixture_stays_outside_the_package():
-    assert not Path(exercises.HERE / "histogram").exists()
+    assert not (exercises.builtin_root() / "histogram").exists()

@@ -40,9 +40,9 @@ import pytest
 from adversarial.test_adversarial import _sleepers
 from autograder import sandbox
 from autograder.grader import grade
-from conftest import EXERCISES, ROOT, TEST_DEVICE
+from conftest import EXERCISES, ROOT, TEST_DEVICE, SOLUTIONS
 
-SOLUTION = EXERCISES / "occupancy" / "solution.py"
+SOLUTION = SOLUTIONS / "occupancy.py"
 # Folders every process on the host shares; bubblewrap gives a child private ones (or none).
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 FUNCTIONS = ("warps_per_block", "resident_blocks_per_sm", "resident_threads_per_sm",

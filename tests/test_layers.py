@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                      "definitions", "same_code", "submission", "exercises", "exercises.*",
                      "instrument", "instrument.*", "gpulock", "reaper", "store", "sanitizer",
                      "known_bad", "discovery", "environment", "host_blas", "cache_folder", "kernel_cache",
-                     "gpu_nodes", "nodump")),
+                     "gpu_nodes", "nodump", "assignment_package", "define")),
     ("child", ("harness", "child_*")),
     ("sandbox", ("sandbox", "parse_check")),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "concept_use", "diagnostics",
@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry points", ("grader", "preflight", "driver_occupancy", "batch", "cluster", "batch_tls",
                       "self_check",
                       "mutation", "mutation.*")),
-    ("front ends", ("cli", "docs", "report", "report.*", "nbgrader", "nbgrader.*", "gradescope",
+    ("front ends", ("cli", "docs", "starter", "assignment_check", "report", "report.*", "nbgrader", "nbgrader.*", "gradescope",
                     "gradescope.*")),
 ]
 

@@ -23,7 +23,7 @@ import pytest
 from autograder import known_bad
 from autograder.results import Kind, Status
 from autograder.sandbox import Limits, _process_table, _Watchdog, tree_cpu_seconds
-from conftest import EXERCISES, TEST_DEVICE, grade_file
+from conftest import EXERCISES, TEST_DEVICE, grade_file, SOLUTIONS
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 SAFETY_S = 120  # only so that a broken clock fails the test instead of hanging it
@@ -157,7 +157,7 @@ def test_a_timeout_says_whether_the_code_spun_or_waited(tmp_path, code, words):
 
 
 def _tiled_at(tmp_path: Path, tile: int) -> Path:
-    text = (EXERCISES / "matmul_any_size" / "solution.py").read_text(encoding="utf-8")
+    text = (SOLUTIONS / "matmul_any_size.py").read_text(encoding="utf-8")
     text, n = re.subn(r"^TILE_WIDTH = \d+$", f"TILE_WIDTH = {tile}", text, flags=re.M)
     assert n == 1
     path = tmp_path / f"matmul_any_size_tile{tile}.py"

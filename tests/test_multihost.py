@@ -32,7 +32,7 @@ from autograder.cluster import client_security
 from autograder.grader import gpu_available, grade
 from autograder.results import ExerciseResult
 from autograder.store import ResultStore
-from conftest import stored_count, ROOT, EXERCISES
+from conftest import stored_count, ROOT, EXERCISES, SOLUTIONS
 
 DASK = Path(sys.executable).with_name("dask")
 BATCH_SEED = 1313
@@ -62,7 +62,7 @@ def _notebook(code: str) -> str:
 
 def make_class(root: Path) -> dict[str, Path]:
     """Six submissions in nbgrader's layout; returns key → file."""
-    solution = (EXERCISES / "occupancy" / "solution.py").read_text()
+    solution = (SOLUTIONS / "occupancy.py").read_text()
     files = {"ada": ("occupancy.py", solution), "bea": ("occupancy.ipynb", _notebook(solution)),
              "eve": ("occupancy.ipynb", '{"cells": "not a list"}')}
     for student, mutant in zip(("cal", "dan", "fay"), MUTANTS):

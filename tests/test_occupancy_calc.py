@@ -12,9 +12,11 @@ import pytest
 from autograder import exercises, hints
 from autograder import occupancy as occ
 from autograder.errors import GraderSetupError
-from autograder.exercises.occupancy import exercise as occupancy_exercise
+from autograder import exercises
 
-from conftest import EXERCISES
+occupancy_exercise = exercises.module("occupancy")
+
+from conftest import EXERCISES, SOLUTIONS
 
 # (max threads, max blocks, shared bytes) per SM: Fermi, Turing, Volta, Ampere, Hopper
 SMS = [(1536, 8, 48 * 1024), (1024, 16, 64 * 1024), (2048, 32, 96 * 1024),
@@ -27,7 +29,7 @@ SHARED = [0, 1, 2048, 4100, 8 * 1024, 16 * 1024, 48 * 1024, 100 * 1024, 200 * 10
 @pytest.fixture(scope="module")
 def solution():
     spec = importlib.util.spec_from_file_location(
-        "occupancy_solution_for_test", EXERCISES / "occupancy" / "solution.py")
+        "occupancy_solution_for_test", SOLUTIONS / "occupancy.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

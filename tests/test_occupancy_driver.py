@@ -17,10 +17,10 @@ from autograder.grader import gpu_available
 from autograder.driver_occupancy import Answers
 from autograder.errors import GraderSetupError
 from autograder.results import Status
-from conftest import EXERCISES, ROOT, TEST_DEVICE, grade_file, needs_gpu
+from conftest import EXERCISES, ROOT, TEST_DEVICE, grade_file, needs_gpu, SOLUTIONS
 
 HOSTILE = ROOT / "tests" / "adversarial" / "files" / "reads_expected.py"
-SOLUTION = EXERCISES / "occupancy" / "solution.py"
+SOLUTION = SOLUTIONS / "occupancy.py"
 HOPPER = {"max_threads_per_sm": 2048, "max_blocks_per_sm": 32, "shared_bytes_per_sm": 233472}
 
 

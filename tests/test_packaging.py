@@ -25,7 +25,7 @@ import pytest
 
 from autograder import exercises
 
-from conftest import EXERCISES, ROOT
+from conftest import EXERCISES, ROOT, SOLUTIONS
 
 PACKAGE = ROOT / "autograder"
 
@@ -38,8 +38,9 @@ def build_wheel(out: Path) -> Path:
     src.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    shutil.copytree(PACKAGE, src / "autograder",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    for name in ("autograder", "assignments", "solutions"):  # solutions: to prove none is packed
+        shutil.copytree(ROOT / name, src / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
                            "-w", str(out / "dist"), str(src)],
                           capture_output=True, text=True, timeout=600)
@@ -101,18 +102,18 @@ def test_wheel_holds_every_definition_and_no_solution(wheel):
         folder = EXERCISES / name
         for f in ("exercise.py", "driver.py", "notebook.py"):
             if (folder / f).is_file():
-                assert f"autograder/exercises/{name}/{f}" in names, f"{name}/{f} not packed"
+                assert f"kernelgrade_assignments/{name}/{f}" in names, f"{name}/{f} not packed"
+    for f in EXERCISES.glob("*.py"):  # helpers the definitions share
+        assert f"kernelgrade_assignments/{f.name}" in names, f"{f.name} not packed"
     assert not [n for n in names if n.endswith(("/solution.py", "/solution_blockdim.py"))
                 or "/mutants/" in n
                 or "/variants/" in n
                 or n.startswith(("tests/", "solutions/", "assignments/", "autograder/assignments"))]
-    # every module of the package outside the exercise folders (a new subpackage missing from
-    # pyproject.toml's packages shows here), and the report templates
+    # every module of the engine (a new subpackage missing from pyproject.toml's packages shows
+    # here), and the report templates
     for f in PACKAGE.rglob("*"):
         rel = f.relative_to(ROOT).as_posix()
-        outside = not (f.is_relative_to(EXERCISES) and len(f.relative_to(EXERCISES).parts) > 1)
-        if f.is_file() and "__pycache__" not in rel and (
-                (f.suffix == ".py" and outside) or "/templates/" in rel):
+        if f.is_file() and "__pycache__" not in rel and (f.suffix == ".py" or "/templates/" in rel):
             assert rel in names, f"{rel} not packed"
     requires = [ln.split(": ", 1)[1] for ln in meta.splitlines()
                 if ln.startswith("Requires-Dist: ") and "extra ==" not in ln]
@@ -126,7 +127,7 @@ def test_gradescope_wheel_packs_the_same_files(wheel):
     from autograder.gradescope.wheel import _contents
 
     with zipfile.ZipFile(wheel) as z:
-        ours = {n for n in z.namelist() if n.startswith("autograder/")}
+        ours = {n for n in z.namelist() if n.startswith(("autograder/", "kernelgrade_assignments/"))}
     assert set(_contents()) == ours
 
 
@@ -176,14 +177,14 @@ def solutions_folder(where: Path, *names: str) -> Path:
     """An instructor's solutions folder, ``<name>.py`` for each exercise."""
     where.mkdir()
     for name in names:
-        shutil.copy(EXERCISES / name / "solution.py", where / f"{name}.py")
+        shutil.copy(SOLUTIONS / f"{name}.py", where / f"{name}.py")
     return where
 
 
 def test_installed_cli_grades_only_with_the_solutions(python, tmp_path):
     autograder = str(python.parent / "autograder")
     sub = tmp_path / "occupancy.py"
-    shutil.copy(EXERCISES / "occupancy" / "solution.py", sub)
+    shutil.copy(SOLUTIONS / "occupancy.py", sub)
     assert run([autograder, "--help"], tmp_path).returncode == 0
     listed = run([autograder, "exercises"], tmp_path)
     assert listed.returncode == 0 and all(n in listed.stdout for n in exercises.names())
@@ -217,7 +218,7 @@ def test_installed_public_tests_of_occupancy_need_no_solution(python, tmp_path):
         assert proc.returncode == returncode, proc.stderr
         return proc
 
-    good = public(EXERCISES / "occupancy" / "solution.py", 0).stdout
+    good = public(SOLUTIONS / "occupancy.py", 0).stdout
     assert "5 of 5 public tests passed" in good, good
     bad = public(EXERCISES / "occupancy" / "mutants" / "one_tile_only.py", 1)
     assert "[FAILED] 16×16 tiles use 2 KB" in bad.stdout and "tile_shared_bytes" in bad.stdout

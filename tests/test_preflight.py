@@ -19,10 +19,10 @@ from autograder.cli import app
 from autograder.errors import GraderSetupError
 from autograder.results import ExerciseResult
 from autograder.sandbox import ChildRun
-from conftest import ROOT, EXERCISES, TEST_DEVICE
+from conftest import ROOT, EXERCISES, TEST_DEVICE, SOLUTIONS
 
-OCCUPANCY = EXERCISES / "occupancy" / "solution.py"
-TRANSPOSE = EXERCISES / "transpose" / "solution.py"
+OCCUPANCY = SOLUTIONS / "occupancy.py"
+TRANSPOSE = SOLUTIONS / "transpose.py"
 
 
 @pytest.fixture

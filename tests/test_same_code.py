@@ -136,7 +136,7 @@ def test_a_simulator_pass_is_void_when_the_definitions_differ():
     assert tests[0].status is Status.PASSED
 
 
-_CORPUS = ["autograder/exercises/*/solution.py", "autograder/exercises/*/mutants/*.py",
+_CORPUS = ["solutions/*.py", "assignments/*/mutants/*.py",
            "tests/files/**/*.py", "tests/adversarial/files/*.py", "examples/**/*.ipynb"]
 
 _SCAN = r"""

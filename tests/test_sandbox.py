@@ -196,14 +196,14 @@ def test_a_wrapper_runs_inside_the_child_and_writes_only_its_folder(tmp_path):
     may write (its log), whichever the mode."""
     from autograder import exercises
     from autograder.plan import make_cases as _make_cases, request as _request
-    from conftest import EXERCISES
+    from conftest import EXERCISES, SOLUTIONS
 
     ex = exercises.get("occupancy")
     work, logs = tmp_path / "work", tmp_path / "logs"
     work.mkdir()
     logs.mkdir()
     source = work / "submission.py"
-    source.write_text((EXERCISES / "occupancy" / "solution.py").read_text())
+    source.write_text((SOLUTIONS / "occupancy.py").read_text())
     cases = _make_cases(ex, 1)[:2]
     wrapper = ("/bin/sh", "-c", f'echo wrapped > {logs}/log.txt && exec "$@"', "sh")
     run = sandbox.run_child(_request(ex, "sim", ["run"], source, cases, None), "sim",
@@ -260,7 +260,7 @@ def test_a_bwrap_that_fails_after_the_probe_falls_back_with_a_note(tmp_path, mon
                 'for last; do :; done\n[ "$last" = true ] && exit 0\n'
                 'echo "bwrap: Can\'t mount proc on /newroot/proc" >&2\nexit 1\n')
     assert sandbox.sandbox_status().available
-    result = grade_file(EXERCISES / "occupancy" / "solution.py", "occupancy")
+    result = grade_file(SOLUTIONS / "occupancy.py", "occupancy")
     assert result.score > 0 and not known_bad.full_marks_problems(result)
     assert any("failed to start: bwrap: Can't mount proc" in n for n in result.instructor_notes), \
         result.instructor_notes

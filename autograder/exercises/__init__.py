@@ -1,47 +1,79 @@
-"""The exercise registry: one folder per exercise, found by looking.
+"""The exercise registry: one folder per assignment, found by looking.
 
-An exercise is a folder ``autograder/exercises/<name>/`` holding everything about it::
+The course's layout (the design card's top level)::
 
-    exercise.py     the definition: ``EXERCISE = Exercise(...)`` (contract, cases, reference,
-                    points, concept, timing)
-    solution.py     the instructor's solution (left out of wheels: students never receive it)
-    notebook.py     the student notebook's own text, jupytext percent format
-    mutants/*.py    known-bad submissions with their ``# kernelgrade-expect:`` headers
-    driver.py       (some exercises) the grader's kernel that calls the student's device function
+    assignments/<name>/exercise.py    the definition: ``EXERCISE = Exercise(...)`` (contract,
+                                      cases, reference, points, concept, timing), written with
+                                      :mod:`autograder.define`
+    assignments/<name>/notebook.py    the student notebook's own text, jupytext percent format
+    assignments/<name>/mutants/*.py   known-bad submissions with their ``# kernelgrade-expect:``
+                                      headers
+    assignments/<name>/variants/*.py  (timed exercises) textbook-correct kernels that must get
+                                      full points on a GPU
+    assignments/<name>/driver.py      (some exercises) the grader's kernel that calls the
+                                      student's device function
+    solutions/<name>.py               the instructor's solution (never in a wheel, never shown
+                                      to a child)
+    solutions/<name>_blockdim.py      (timed exercises) the instructor's kernel with loop bounds
+                                      read from ``cuda.blockDim`` (issue 22)
 
-Adding an exercise is adding a folder: the registry, the notebooks, the tests, the docs table and
-the GPU checks find it here. Folders are namespace packages (no ``__init__.py``), so a wheel
-carries only the files ``pyproject.toml`` lists as package data.
-
-A course's own exercises live in a folder of the same layout anywhere
-(``DIR/<name>/exercise.py``, ...): :func:`add_folder` registers them in this process (an
-exercise of a built-in name replaces the built-in one). Their ``exercise.py`` imports the
-definition API absolutely (``from autograder.exercises.base import Exercise, ...``); a
-``driver`` is not supported there yet (the child imports a driver by module name).
+The built-in assignments are the checkout's ``assignments/`` (an installed kernelgrade carries
+them as the package ``kernelgrade_assignments``, without mutants or variants); their solutions
+the checkout's ``solutions/``, else ``$KERNELGRADE_SOLUTIONS`` (``--solutions DIR``). A course's
+own assignments live in a folder of the same layout anywhere: :func:`add_folder` (``--assignments
+DIR``, or ``$KERNELGRADE_ASSIGNMENTS``, a list separated by ``os.pathsep``) registers them; an
+exercise of a built-in name replaces the built-in one. Their solutions are in the ``solutions/``
+folder beside that folder, else ``$KERNELGRADE_SOLUTIONS``. Each folder is imported as a package
+of its own (:mod:`autograder.assignment_package`), so an assignment may import its siblings
+relatively (``from . import driver``). The engine (``autograder/``) names no exercise.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-import importlib.util
 import os
+from dataclasses import replace
 from pathlib import Path
 
+from .. import assignment_package
 from .base import Exercise
 
-HERE = Path(__file__).resolve().parent
+#: The project's root in a source checkout (where ``assignments/`` and ``solutions/`` are).
+CHECKOUT = Path(__file__).resolve().parents[2]
 DEFINITION = "exercise.py"
-SOLUTION = "solution.py"
-#: The instructor's kernel with loop bounds read from ``cuda.blockDim`` (issue 22).
-SOLUTION_BLOCKDIM = "solution_blockdim.py"
 NOTEBOOK = "notebook.py"
 MUTANTS = "mutants"
 VARIANTS = "variants"
+DRIVER = "driver.py"
+#: The folder of solutions beside a folder of assignments.
+SOLUTIONS_FOLDER = "solutions"
 
 #: A folder of instructor solutions (``<name>.py`` or ``<name>/solution.py``), for an installed
 #: kernelgrade that carries none; a course's nbgrader_config.py sets it to the course's
 #: ``instructor/solutions`` (``autograder course build`` copies them there).
 SOLUTIONS_ENV = "KERNELGRADE_SOLUTIONS"
+#: Folders of a course's own assignments (``os.pathsep``-separated), registered in every
+#: process that reads this registry (grader, batch workers): ``--assignments DIR`` sets it.
+ASSIGNMENTS_ENV = "KERNELGRADE_ASSIGNMENTS"
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_root() -> Path | None:
+    """The folder of the built-in assignments: the checkout's ``assignments/``, else the
+    installed package ``kernelgrade_assignments``; None when neither is there. Looked up once
+    per process."""
+    if (CHECKOUT / "assignments").is_dir() and (CHECKOUT / "pyproject.toml").is_file():
+        return CHECKOUT / "assignments"
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(assignment_package.BUILTIN)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
 
 
 class UnknownExercise(KeyError):
@@ -51,57 +83,103 @@ class UnknownExercise(KeyError):
         return f"unknown exercise {self.args[0]!r}; known: {', '.join(names())}"
 
 
-#: Exercises registered from other folders (:func:`add_folder`): name → folder.
-_ADDED: dict[str, Path] = {}
-#: Their definitions, loaded once: name → Exercise.
-_LOADED: dict[str, Exercise] = {}
+#: Course folders registered by :func:`add_folder`, in order (later ones win).
+_ADDED: list[Path] = []
+#: Definitions loaded: name → (folder of assignments it came from, Exercise).
+_LOADED: dict[str, tuple[Path, Exercise]] = {}
 
 
 def add_folder(path: str | os.PathLike) -> list[str]:
-    """Register, for this process, every exercise in ``path``: each ``<name>/exercise.py``
-    below it, laid out as a built-in exercise folder (solution, notebook, ``mutants/``). An
-    exercise of a built-in name replaces the built-in one, and a later folder an earlier one.
-    Nothing is imported until :func:`get` asks for it. Returns the names found, sorted.
-    Raises ``NotADirectoryError`` for a path that is not a folder."""
+    """Register, for this process, every assignment in the folder ``path`` (each
+    ``<name>/exercise.py`` below it, laid out as the built-in ``assignments/``). An exercise of
+    a built-in name replaces the built-in one, and a later folder an earlier one. Nothing is
+    imported until :func:`get` asks for it. Returns the names found, sorted. Raises
+    ``NotADirectoryError`` for a path that is not a folder."""
     root = Path(path).resolve()
     if not root.is_dir():
-        raise NotADirectoryError(f"no folder of exercises at {path}")
+        raise NotADirectoryError(f"no folder of assignments at {path}")
+    if root in _ADDED:
+        _ADDED.remove(root)
+    _ADDED.append(root)
     found = sorted(p.parent.name for p in root.glob(f"*/{DEFINITION}"))
     for name in found:
-        _ADDED[name] = root / name
         _LOADED.pop(name, None)
     return found
 
 
+def _from_environment() -> None:
+    for entry in os.environ.get(ASSIGNMENTS_ENV, "").split(os.pathsep):
+        if entry and Path(entry).resolve() not in _ADDED and Path(entry).is_dir():
+            add_folder(entry)
+
+
+def roots() -> list[Path]:
+    """Every folder of assignments this process reads, built-in first, later ones winning."""
+    _from_environment()
+    builtin = builtin_root()
+    return ([builtin] if builtin is not None else []) + list(_ADDED)
+
+
+def _root_of(name: str) -> Path | None:
+    for root in reversed(roots()):
+        if (root / name / DEFINITION).is_file():
+            return root
+    return None
+
+
 def names() -> list[str]:
-    """Names of all exercises (folders here with an ``exercise.py``, and those registered by
-    :func:`add_folder`), sorted."""
-    return sorted({p.parent.name for p in HERE.glob(f"*/{DEFINITION}")} | set(_ADDED))
+    """Names of all exercises (``<name>/exercise.py`` in every folder of :func:`roots`),
+    sorted."""
+    return sorted({p.parent.name for root in roots() for p in root.glob(f"*/{DEFINITION}")})
 
 
 def folder(name: str) -> Path:
     """The folder of exercise ``name``. Raises :class:`UnknownExercise`."""
-    path = _ADDED.get(name, HERE / name)
-    if not (path / DEFINITION).is_file():
+    root = _root_of(name)
+    if root is None:
         raise UnknownExercise(name)
-    return path
+    return root / name
+
+
+def package_of(root: Path) -> str:
+    """The package name the folder of assignments ``root`` is imported as."""
+    return assignment_package.package_name(root, builtin=root == builtin_root())
+
+
+def module(name: str, part: str = "exercise"):
+    """The module ``part`` of exercise ``name``'s folder (``"exercise"``, ``"driver"``),
+    imported from its folder of assignments. Raises :class:`UnknownExercise` and
+    ``ImportError``."""
+    root = _root_of(name)
+    if root is None:
+        raise UnknownExercise(name)
+    package = package_of(root)
+    assignment_package.register(package, root)
+    return importlib.import_module(f"{package}.{name}.{part}")
 
 
 def get(name: str) -> Exercise:
-    """The exercise called ``name``. Raises :class:`UnknownExercise`; an added definition
-    that does not define ``EXERCISE`` raises ``AttributeError`` naming its file."""
-    path = folder(name)
-    if name not in _ADDED:
-        return importlib.import_module(f"{__name__}.{name}.exercise").EXERCISE
-    if name not in _LOADED:
-        spec = importlib.util.spec_from_file_location(
-            f"kernelgrade_added_exercises.{name}.exercise", path / DEFINITION)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if not isinstance(getattr(module, "EXERCISE", None), Exercise):
-            raise AttributeError(f"{path / DEFINITION} defines no EXERCISE = Exercise(...)")
-        _LOADED[name] = module.EXERCISE
-    return _LOADED[name]
+    """The exercise called ``name``. Raises :class:`UnknownExercise`; a definition that does
+    not define ``EXERCISE = Exercise(...)`` raises ``AttributeError`` naming its file. A
+    contract's ``driver`` (a module below the folder of assignments, e.g.
+    ``grid_barrier.driver``) comes back as the full module name, with the folder the child
+    registers it from (``driver_root``)."""
+    root = _root_of(name)
+    if root is None:
+        raise UnknownExercise(name)
+    known = _LOADED.get(name)
+    if known is not None and known[0] == root:
+        return known[1]
+    package = package_of(root)
+    exercise = getattr(module(name), "EXERCISE", None)
+    if not isinstance(exercise, Exercise):
+        raise AttributeError(f"{root / name / DEFINITION} defines no EXERCISE = Exercise(...)")
+    driver = exercise.contract.driver
+    if driver and not driver.startswith(package + "."):
+        exercise = replace(exercise, contract=replace(
+            exercise.contract, driver=f"{package}.{driver}", driver_root=str(root)))
+    _LOADED[name] = (root, exercise)
+    return exercise
 
 
 def all_exercises() -> list[Exercise]:
@@ -109,16 +187,23 @@ def all_exercises() -> list[Exercise]:
     return sorted((get(n) for n in names()), key=lambda e: (e.number, e.name))
 
 
-def solution_path(exercise: Exercise | str) -> Path:
-    """The instructor solution of ``exercise``: ``solution.py`` in its folder (a source
-    checkout), else ``$KERNELGRADE_SOLUTIONS/<name>.py`` or ``.../<name>/solution.py`` (an
-    installed kernelgrade, which carries no solutions). Raises ``FileNotFoundError`` naming
-    where it looked."""
-    name = exercise if isinstance(exercise, str) else exercise.name
-    candidates = [folder(name) / SOLUTION]
+def solution_folders(name: str) -> list[Path]:
+    """Where the instructor's solutions of exercise ``name`` may be: the ``solutions/``
+    folder beside its folder of assignments, then ``$KERNELGRADE_SOLUTIONS``."""
+    out = [folder(name).parent.parent / SOLUTIONS_FOLDER]
     extra = os.environ.get(SOLUTIONS_ENV)
     if extra:
-        candidates += [Path(extra) / f"{name}.py", Path(extra) / name / SOLUTION]
+        out.append(Path(extra))
+    return out
+
+
+def solution_path(exercise: Exercise | str) -> Path:
+    """The instructor solution of ``exercise``: ``<name>.py`` (or ``<name>/solution.py``) in
+    one of :func:`solution_folders` (an installed kernelgrade carries none: ``--solutions DIR``
+    or ``$KERNELGRADE_SOLUTIONS``). Raises ``FileNotFoundError`` naming where it looked."""
+    name = exercise if isinstance(exercise, str) else exercise.name
+    candidates = [p for d in solution_folders(name)
+                  for p in (d / f"{name}.py", d / name / "solution.py")]
     for path in candidates:
         if path.is_file():
             return path
@@ -132,24 +217,21 @@ def timing_solution_path(exercise: Exercise | str, bounds_at_run_time: bool = Fa
     """The instructor solution a student's kernel is timed against: :func:`solution_path`, or,
     for a student whose loops are bounded by ``cuda.blockDim`` at run time
     (:func:`autograder.timing.loop_bounds_at_run_time`), the instructor's kernel bounded the
-    same way when the exercise has one (``solution_blockdim.py`` in its folder, or
-    ``$KERNELGRADE_SOLUTIONS/<name>_blockdim.py`` / ``.../<name>/solution_blockdim.py``).
-    Raises ``FileNotFoundError`` as :func:`solution_path` does."""
+    same way when the exercise has one (``<name>_blockdim.py`` or
+    ``<name>/solution_blockdim.py`` in one of :func:`solution_folders`). Raises
+    ``FileNotFoundError`` as :func:`solution_path` does."""
     name = exercise if isinstance(exercise, str) else exercise.name
     if bounds_at_run_time:
-        candidates = [folder(name) / SOLUTION_BLOCKDIM]
-        extra = os.environ.get(SOLUTIONS_ENV)
-        if extra:
-            candidates += [Path(extra) / f"{name}_blockdim.py", Path(extra) / name / SOLUTION_BLOCKDIM]
-        for path in candidates:
-            if path.is_file():
-                return path
+        for d in solution_folders(name):
+            for path in (d / f"{name}_blockdim.py", d / name / "solution_blockdim.py"):
+                if path.is_file():
+                    return path
     return solution_path(name)
 
 
 def mutants(name: str) -> list[Path]:
     """The known-bad submissions of exercise ``name`` (``mutants/*.py`` in its folder), sorted;
-    empty for an installed kernelgrade, which carries none."""
+    empty for the built-in assignments of an installed kernelgrade, which carries none."""
     return sorted((folder(name) / MUTANTS).glob("*.py"))
 
 

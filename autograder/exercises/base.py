@@ -35,7 +35,9 @@ class Contract:
     order; ``signature`` gives each one's Numba type (for compiling to PTX without a GPU).
     ``checks`` are ``(expression, message)`` pairs over the constants that must hold.
     ``driver`` names a module with ``drive(module, arrays, params, consts)`` for exercises where
-    the grader's own kernel calls the student's device function. ``functions`` names plain
+    the grader's own kernel calls the student's device function, below the folder of
+    assignments (``"grid_barrier.driver"`` for ``assignments/grid_barrier/driver.py``); the
+    registry sets ``driver_root``, the folder a child imports it from. ``functions`` names plain
     Python functions for exercises with no kernel (``kernel`` is then empty): each case calls
     ``params["call"]`` with keyword arguments ``params["args"]`` and compares the value returned.
     ``zeroed`` names the outputs that start at zero before every launch (an accumulator such as
@@ -56,6 +58,7 @@ class Contract:
     driver: str | None = None
     functions: tuple[str, ...] = ()
     zeroed: tuple[str, ...] = ()
+    driver_root: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

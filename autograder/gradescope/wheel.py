@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import autograder
-from .. import exercises
+from .. import assignment_package, exercises
 
 DIST = "kernelgrade"
 PACKAGE_DIR = Path(autograder.__file__).resolve().parent
@@ -71,55 +71,73 @@ def project() -> Project:
 
 
 def solution_files(exercise: str) -> dict[str, bytes]:
-    """``{"solutions/<exercise>/solution.py": bytes}``: the exercise's instructor solution, as
-    :func:`autograder.exercises.solution_path` finds it (a checkout's exercise folder, else
-    ``$KERNELGRADE_SOLUTIONS``), laid out as ``$KERNELGRADE_SOLUTIONS`` expects. Raises
-    ``FileNotFoundError`` (naming the variable) when there is none."""
-    path = exercises.solution_path(exercise)
-    return {f"solutions/{exercise}/{exercises.SOLUTION}": path.read_bytes()}
+    """``{"solutions/<exercise>/solution.py": bytes}`` (and ``.../solution_blockdim.py`` where
+    the exercise has one): the exercise's instructor solutions, as
+    :func:`autograder.exercises.solution_path` finds them (the ``solutions/`` folder beside its
+    assignments, else ``$KERNELGRADE_SOLUTIONS``), laid out as ``$KERNELGRADE_SOLUTIONS``
+    expects. Raises ``FileNotFoundError`` (naming the variable) when there is none."""
+    out = {f"solutions/{exercise}/solution.py": exercises.solution_path(exercise).read_bytes()}
+    blockdim = exercises.timing_solution_path(exercise, bounds_at_run_time=True)
+    if blockdim != exercises.solution_path(exercise):
+        out[f"solutions/{exercise}/solution_blockdim.py"] = blockdim.read_bytes()
+    return out
 
 
-def _instructor_only(rel: Path) -> bool:
-    """True for a package file (``rel``: relative to the package) students must never get: an
-    exercise's instructor solution or known-bad submissions."""
-    parts = rel.parts
-    return (len(parts) >= 3 and parts[0] == "exercises"
-            and (parts[2] == exercises.MUTANTS or parts[-1] == exercises.SOLUTION))
+def _instructor_only(name: str) -> bool:
+    """True for a wheel entry (``name``: its archive path) students must never get: an
+    assignment's known-bad submissions or textbook variants, or any instructor solution."""
+    parts = name.split("/")
+    return (parts[0] == assignment_package.BUILTIN
+            and any(p in (exercises.MUTANTS, exercises.VARIANTS, exercises.SOLUTIONS_FOLDER)
+                    for p in parts[1:])) or parts[-1] in ("solution.py", "solution_blockdim.py")
 
 
-def _kept(rel: Path) -> bool:
-    return not any(part.startswith((".", "__pycache__")) for part in rel.parts) \
-        and rel.suffix not in (".pyc", ".pyo") and not _instructor_only(rel)
+def _kept(name: str) -> bool:
+    return not any(part.startswith((".", "__pycache__")) for part in name.split("/")) \
+        and not name.endswith((".pyc", ".pyo")) and not _instructor_only(name)
 
 
-def _checkout_files(pyproject: Path) -> list[Path]:
-    """The package files setuptools puts in a wheel, by pyproject.toml's ``[tool.setuptools]``
-    ``packages`` (each one's ``*.py``) and ``package-data`` (globs in each package)."""
+def _checkout_files(pyproject: Path) -> dict[str, Path]:
+    """Archive name → file for the package files setuptools puts in a wheel, by
+    pyproject.toml's ``[tool.setuptools]`` ``packages`` (each one's ``*.py``, in its
+    ``package-dir`` folder) and ``package-data`` (globs in each package)."""
     import tomllib
 
     tool = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]
     data = tool.get("package-data", {})
-    found: set[Path] = set()
+    dirs = tool.get("package-dir", {})
+    found: dict[str, Path] = {}
     for package in tool["packages"]:
-        folder = PACKAGE_DIR.parent.joinpath(*package.split("."))
-        found.update(folder.glob("*.py"))
+        folder = PACKAGE_DIR.parent.joinpath(*dirs.get(package, package.replace(".", "/"))
+                                             .split("/"))
+        prefix = package.replace(".", "/")
+        files = set(folder.glob("*.py"))
         for pattern in data.get(package, []):
-            found.update(folder.glob(pattern))
-    return sorted(found)
+            files.update(folder.glob(pattern))
+        for f in files:
+            found[f"{prefix}/{f.relative_to(folder).as_posix()}"] = f
+    return found
+
+
+def _installed_files() -> dict[str, Path]:
+    """Archive name → file for an installed kernelgrade: the ``autograder`` package and the
+    built-in assignments (``kernelgrade_assignments``)."""
+    found = {f"autograder/{p.relative_to(PACKAGE_DIR).as_posix()}": p
+             for p in PACKAGE_DIR.rglob("*")}
+    builtin = exercises.builtin_root()
+    if builtin is not None:
+        found.update({f"{assignment_package.BUILTIN}/{p.relative_to(builtin).as_posix()}": p
+                      for p in builtin.rglob("*")})
+    return found
 
 
 def _contents() -> dict[str, bytes]:
     """Archive name → bytes of every package file (:func:`_checkout_files` in a checkout, the
     installed files otherwise), less caches and :func:`_instructor_only` files."""
     pyproject = _checkout_pyproject()
-    files = (_checkout_files(pyproject) if pyproject is not None
-             else [p for p in PACKAGE_DIR.rglob("*")])
-    out = {}
-    for f in files:
-        rel = f.relative_to(PACKAGE_DIR)
-        if f.is_file() and _kept(rel):
-            out["autograder/" + rel.as_posix()] = f.read_bytes()
-    return dict(sorted(out.items()))
+    files = _checkout_files(pyproject) if pyproject is not None else _installed_files()
+    return {name: f.read_bytes() for name, f in sorted(files.items())
+            if f.is_file() and _kept(name)}
 
 
 def _metadata(p: Project) -> str:
@@ -149,7 +167,7 @@ def build_wheel(out_dir: Path) -> Path:
                               "Root-Is-Purelib: true\nTag: py3-none-any\n").encode()
     files[f"{info}/entry_points.txt"] = ("[console_scripts]\n" + "".join(
         f"{k} = {v}\n" for k, v in sorted(p.scripts.items()))).encode()
-    files[f"{info}/top_level.txt"] = b"autograder\n"
+    files[f"{info}/top_level.txt"] = f"autograder\n{assignment_package.BUILTIN}\n".encode()
     record = [_record_line(n, d) for n, d in files.items()] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
     out_dir.mkdir(parents=True, exist_ok=True)

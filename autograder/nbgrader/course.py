@@ -231,15 +231,30 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
     assignments = [rel.parts[1] for rel in notebooks]
     solutions = root / "instructor" / "solutions"
     solutions.mkdir(parents=True, exist_ok=True)
+    own = root / "instructor" / "assignments"  # a course's own assignments, beside solutions
+    builtin = exercises.builtin_root()
     for ex in course_exercises(names):
         solution = exercises.solution_path(ex)
         if solution.resolve() != (solutions / f"{ex.name}.py").resolve():
             shutil.copyfile(solution, solutions / f"{ex.name}.py")
+        blockdim = exercises.timing_solution_path(ex, bounds_at_run_time=True)
+        if blockdim != solution:
+            shutil.copyfile(blockdim, solutions / f"{ex.name}_blockdim.py")
+        folder = exercises.folder(ex.name)
+        if folder.parent != builtin and folder.parent.resolve() != own.resolve():
+            shutil.copytree(folder, own / ex.name, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            for shared in folder.parent.glob("*.py"):  # helpers its definition may import
+                shutil.copyfile(shared, own / shared.name)
     if submitted is not None:
         shutil.copytree(Path(submitted), root / "submitted", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     sim_line = ('os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # notebooks run on the '
                 'simulator\n' if device == "sim" else "")
+    if own.is_dir():
+        sim_line += ('# The course\'s own assignments (copied here by `course build`).\n'
+                     'os.environ.setdefault("KERNELGRADE_ASSIGNMENTS", '
+                     'os.path.join(HERE, "instructor", "assignments"))\n')
     steps = AFTER_EXECUTE if run_notebooks else NEVER_EXECUTE
     (root / "nbgrader_config.py").write_text(CONFIG_TEMPLATE.format(
         course_id=course_id, device=device, sim_line=sim_line, cell_timeout=int(cell_timeout),

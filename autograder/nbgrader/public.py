@@ -30,7 +30,7 @@ What the output never shows: hidden cases (their sizes or labels), points, the s
 the timing test (which needs the instructor's solution and a GPU). A public run needs no
 instructor solution, so it works from a student's ``pip install``: kernel exercises compare
 with the float64 reference, and ``occupancy``'s public cases carry their expected values in the
-definition (:data:`autograder.exercises.occupancy.exercise.PUBLIC_EXPECTED`).
+definition (``PUBLIC_EXPECTED`` in its ``exercise.py``).
 """
 
 from __future__ import annotations

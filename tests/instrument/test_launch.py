@@ -32,7 +32,7 @@ def test_report_is_plain_json():
 def test_device_arrays_and_host_arrays_both_get_the_results(sim_only):
     from numba import cuda
 
-    module = load(ROOT / "autograder" / "exercises" / "tiled_matmul" / "solution.py")
+    module = load(ROOT / "solutions" / "tiled_matmul.py")
     a, b = f32(16, 16), f32(16, 16, seed=1)
     d_c = cuda.to_device(np.zeros((16, 16), np.float32))
     instrumented_launch(module.tiled_matmul, (1, 1), (16, 16), [cuda.to_device(a), b, d_c])

@@ -46,7 +46,7 @@ def test_bank_conflict_and_divergence_messages():
 
 
 def test_clean_kernel_gets_no_message_but_loads_can_be_judged():
-    module = load(ROOT / "autograder" / "exercises" / "tiled_matmul" / "solution.py")
+    module = load(ROOT / "solutions" / "tiled_matmul.py")
     r = instrumented_launch(module.tiled_matmul, (1, 1), (16, 16),
                             [f32(16, 16), f32(16, 16), np.zeros((16, 16), np.float32)])
     assert messages(r) == []

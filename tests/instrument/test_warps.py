@@ -65,7 +65,7 @@ def matmul_loads(path, kernel, n, tile):
 
 def test_global_loads_per_element_tiled_vs_naive():
     n = 32
-    tiled = matmul_loads(ROOT / "autograder" / "exercises" / "tiled_matmul" / "solution.py", "tiled_matmul", n, 16)
+    tiled = matmul_loads(ROOT / "solutions" / "tiled_matmul.py", "tiled_matmul", n, 16)
     naive = matmul_loads("naive_matmul.py", "matmul", n, 16)
     assert tiled["global_loads_per_output"] == 2 * n / 16
     assert naive["global_loads_per_output"] == 2 * n

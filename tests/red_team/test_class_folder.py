@@ -24,9 +24,9 @@ from autograder import batch, discovery, exercises
 from autograder.cli import app
 from autograder.discovery import NotRegularFile, discover, read_regular
 from autograder.store import ResultStore
-from conftest import EXERCISES, TEST_DEVICE
+from conftest import EXERCISES, TEST_DEVICE, SOLUTIONS
 
-SOLUTION = EXERCISES / "occupancy" / "solution.py"
+SOLUTION = SOLUTIONS / "occupancy.py"
 PASSWD = Path("/etc/passwd")
 BROKEN = "def broken(:\n"  # graded fast: it does not parse
 

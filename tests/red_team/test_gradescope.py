@@ -24,13 +24,13 @@ from autograder import exercises
 from autograder.gradescope.run import SOLUTIONS_OWNER
 from autograder.nbgrader.cellreport import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
 
-from conftest import EXERCISES, TEST_DEVICE
+from conftest import EXERCISES, TEST_DEVICE, SOLUTIONS
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="needs bubblewrap (apt-get install bubblewrap)")
 
 EXERCISE = "tiled_matmul"
-SOLUTION = EXERCISES / EXERCISE / "solution.py"
+SOLUTION = SOLUTIONS / f"{EXERCISE}.py"
 #: Lines of the instructor solution that no submission here contains.
 SOLUTION_MARKS = ("Shared Memory Fundamentals", "acc += tile_a[ty, i] * tile_b[i, tx]",
                   "tile_b[ty, tx] = B[b_row, col]")

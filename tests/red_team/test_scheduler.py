@@ -42,7 +42,7 @@ import pytest
 from autograder import known_bad
 from autograder.results import ExerciseResult
 from autograder.store import ResultStore
-from conftest import EXERCISES, ROOT
+from conftest import EXERCISES, ROOT, SOLUTIONS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="non-dumpable processes and /proc are Linux's")
@@ -429,7 +429,7 @@ def _make_class(base: Path, mode: str) -> tuple[Path, dict[str, Path], Path]:
     attack = (mutant.replace(HONEST, HONEST + "    _attack_once()\n")
               + f"\nREPORT_PATH = {str(report)!r}\nMARK = {base.name!r}\n" + ATTACK)
     files = {"mallory": attack,
-             "victor": (EXERCISES / "occupancy" / "solution.py").read_text()}
+             "victor": (SOLUTIONS / "occupancy.py").read_text()}
     out = {}
     for student, text in files.items():
         folder = root / student / "03_occupancy"

@@ -27,7 +27,7 @@ from autograder.nbgrader.public import failure_summary, failures
 from autograder.results import ExerciseResult, Kind, Status, TestResult
 
 ASSIGNMENT, NOTEBOOK = "01_tiled_matmul", "tiled_matmul.ipynb"
-OUT_OF_BOUNDS = ROOT / "autograder" / "exercises" / "tiled_matmul" / "mutants" / \
+OUT_OF_BOUNDS = ROOT / "assignments" / "tiled_matmul" / "mutants" / \
     "no_boundary_checks.py"
 FAILED = "VALIDATION FAILED ON 1 CELL(S)!"
 SUCCESS = "Success! Your notebook passes all the tests."

@@ -1,5 +1,5 @@
 # adversarial: answers with the instructor's own solution, found through the autograder package
-# (autograder.exercises.occupancy.solution, its file in the package, a search of the file system).
+# (the checkout's solutions/ beside it, the folder of assignments, a search of the file system).
 # adversarial-exercise: occupancy
 # adversarial-needs: bubblewrap
 # kernelgrade-expect: correctness=failed
@@ -21,10 +21,12 @@ def _load():
     import autograder
 
     here = os.path.dirname(os.path.abspath(autograder.__file__))
-    candidates = [os.path.join(here, "exercises", "occupancy", "solution.py")]
-    for pattern in ("/*/*/autograder/exercises/occupancy/solution.py",
-                    "/*/autograder/exercises/occupancy/solution.py",
-                    "/work/*/autograder/exercises/occupancy/solution.py"):
+    candidates = [os.path.join(here, "..", "solutions", "occupancy.py"),
+                  os.path.join(here, "..", "assignments", "occupancy", "solution.py"),
+                  os.path.join(here, "exercises", "occupancy", "solution.py")]
+    for pattern in ("/*/*/solutions/occupancy.py", "/*/solutions/occupancy.py",
+                    "/work/*/solutions/occupancy.py", "/tmp/*/solutions/occupancy.py",
+                    "/*/*/autograder/exercises/occupancy/solution.py"):
         candidates += glob.glob(pattern)
     for path in candidates:
         try:

@@ -6,7 +6,7 @@ Contract: CONTRACTS.md, "matmul_any_size".
 
 from __future__ import annotations
 
-from ..base import Case, Constant, Contract, Diagnose, Exercise, Timing
+from autograder.define import Case, Constant, Contract, Diagnose, Exercise, Timing
 from ..matmul_common import MATMUL_SIGNATURE, matmul_reference, tiling_concept, random_matrices
 
 CONTRACT = Contract(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import driver
-from ..base import Case, Concept, Contract, Exercise, Tolerance
+from autograder.define import Case, Concept, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="grid_barrier",
@@ -19,7 +19,7 @@ CONTRACT = Contract(
     args=("counter", "goal"),
     signature=("int32[::1]", "int64"),
     device_function=True,
-    driver="autograder.exercises.grid_barrier.driver",
+    driver="grid_barrier.driver",
 )
 
 

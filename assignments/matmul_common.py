@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Concept, Use
+from autograder.define import Concept, Use
 
 MATMUL_SIGNATURE = ("float32[:, ::1]",) * 3
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from ...errors import GraderSetupError
-from ..base import Case, Contract, Exercise
+from autograder.errors import GraderSetupError
+from autograder.define import Case, Contract, Exercise
 
 FUNCTIONS = ("warps_per_block", "resident_blocks_per_sm", "resident_threads_per_sm",
              "tile_shared_bytes", "global_traffic_reduction")
@@ -104,7 +104,7 @@ def _solution():
     """The instructor solution, imported from :func:`autograder.exercises.solution_path`.
     Raises :class:`autograder.errors.GraderSetupError` when there is none (an installed
     kernelgrade without ``$KERNELGRADE_SOLUTIONS``): a hidden case cannot be judged then."""
-    from .. import solution_path
+    from autograder.exercises import solution_path
 
     try:
         path = solution_path(EXERCISE)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Case, Concept, Constant, Contract, Diagnose, Use, Exercise, Timing, Tolerance
+from autograder.define import Case, Concept, Constant, Contract, Diagnose, Use, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="conv1d",

@@ -6,7 +6,7 @@ Source: lesson "Day 10: Shared Memory Fundamentals" (TILE_WIDTH 16, boundary che
 
 from __future__ import annotations
 
-from ..base import Case, Constant, Contract, Diagnose, Exercise, Timing
+from autograder.define import Case, Constant, Contract, Diagnose, Exercise, Timing
 from ..matmul_common import MATMUL_SIGNATURE, matmul_reference, tiling_concept, random_matrices
 
 CONTRACT = Contract(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Diagnose, Case, Concept, Use, Constant, Contract, Exercise, Tolerance
+from autograder.define import Diagnose, Case, Concept, Use, Constant, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="block_scan",

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import driver
-from ..base import Case, Concept, Contract, Exercise, Tolerance
+from autograder.define import Case, Concept, Contract, Exercise, Tolerance
 
 CONTRACT = Contract(
     kernel="grid_barrier_lockfree",
@@ -43,7 +43,7 @@ CONTRACT = Contract(
     args=("arrive", "depart", "goal"),
     signature=("int32[::1]", "int32[::1]", "int64"),
     device_function=True,
-    driver="autograder.exercises.grid_barrier_lockfree.driver",
+    driver="grid_barrier_lockfree.driver",
 )
 
 

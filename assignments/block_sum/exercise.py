@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Diagnose, Case, Concept, Use, Constant, Contract, Exercise, Timing, Tolerance
+from autograder.define import Diagnose, Case, Concept, Use, Constant, Contract, Exercise, Timing, Tolerance
 
 CONTRACT = Contract(
     kernel="block_sum",
