@@ -18,6 +18,8 @@ FILES = ROOT / "tests" / "files"
 
 # The same tests run on the simulator (CI, laptops) and on a GPU (KERNELGRADE_TEST_DEVICE=gpu).
 TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
+#: the seed of :func:`grade_file` (and of the preflight's grading of a solution)
+SEED = 20261122
 
 # The preflight's on-disk cache (autograder.preflight) of this test run: shared by the CLI
 # processes the tests start, never the user's ~/.cache.
@@ -39,7 +41,7 @@ def stored_count(db) -> int:
 
 def grade_file(path, exercise: str, **kw):
     """Grade ``path`` for ``exercise`` on the test device with a fixed seed."""
-    kw.setdefault("seed", 20261122)
+    kw.setdefault("seed", SEED)
     return grade(path, exercise, device=TEST_DEVICE, **kw)
 
 
