@@ -92,28 +92,45 @@ def run_file_on_the_simulator(path: str, minimum: int,
 
 @pytest.fixture(scope="session")
 def gradescope_bundle(tmp_path_factory) -> Path:
-    """``autograder gradescope build tiled_matmul``'s zip, built once per test process."""
+    """``autograder gradescope build tiled_matmul``'s zip, built once per test session (the
+    workers of a parallel run share it; the tests only read it)."""
+    import shutil
     import subprocess
     import sys
 
-    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
-                           "tiled_matmul", "--out", str(out)], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    from course.nbhelpers import shared_dir
+
+    with shared_dir(tmp_path_factory, "kg-gradescope-bundle") as (folder, done):
+        out = folder / "autograder.zip"
+        if not done:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
+                                   "tiled_matmul", "--out", str(out)], capture_output=True,
+                                  text=True, timeout=120)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            (folder / ".done").touch()
     return out
 
 
 @pytest.fixture(scope="session")
 def gradescope_python(gradescope_bundle, tmp_path_factory) -> str:
     """The python of a venv with the bundle's wheel installed (pip, --no-deps), as Gradescope's
-    image has it."""
+    image has it; made once per test session (the workers of a parallel run share it)."""
+    import shutil
     import zipfile
 
+    from course.nbhelpers import shared_dir
     from test_packaging import install
 
-    where = tmp_path_factory.mktemp("image")
-    with zipfile.ZipFile(gradescope_bundle) as z:
-        [wheel] = [n for n in z.namelist() if n.endswith(".whl")]
-        z.extract(wheel, where)
-    return str(install(where / "venv", where / wheel))
+    with shared_dir(tmp_path_factory, "kg-gradescope-image") as (where, done):
+        python = where / "venv" / "bin" / "python"
+        if not done:
+            shutil.rmtree(where, ignore_errors=True)
+            where.mkdir()
+            with zipfile.ZipFile(gradescope_bundle) as z:
+                [wheel] = [n for n in z.namelist() if n.endswith(".whl")]
+                z.extract(wheel, where)
+            assert install(where / "venv", where / wheel) == python
+            (where / ".done").touch()
+    return str(python)
