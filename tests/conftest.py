@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -43,6 +44,19 @@ def grade_file(path, exercise: str, **kw):
     """Grade ``path`` for ``exercise`` on the test device with a fixed seed."""
     kw.setdefault("seed", SEED)
     return grade(path, exercise, device=TEST_DEVICE, **kw)
+
+
+def graded_once(path, exercise: str, seed: int = SEED):
+    """``grade_file(path, exercise, seed=seed)`` with its other defaults, once per process for
+    one file, exercise and seed, shared by the tests that read it (in several files: a known-bad
+    submission is also a racy kernel). Only for tests that change nothing a grading depends on
+    (no monkeypatch, no environment) and never change the result."""
+    return _graded_once(str(Path(path).resolve()), exercise, seed)
+
+
+@functools.cache
+def _graded_once(path: str, exercise: str, seed: int):
+    return grade_file(path, exercise, seed=seed)
 
 
 def assert_full_marks(result):

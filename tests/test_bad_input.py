@@ -1,23 +1,20 @@
 """Bad input gets a clear message and a score of 0, never a traceback or a lost grade."""
 
-import functools
-
 import pytest
 
 from autograder import preflight
 from autograder.results import Status
 from autograder.sandbox import Limits
-from conftest import FILES, TEST_DEVICE, grade_file
+from conftest import FILES, TEST_DEVICE, grade_file, graded_once
 
 BAD = FILES / "bad_input"
 EXERCISE = "tiled_matmul"
 
 
-@functools.cache
 def graded(name: str):
     """``files/bad_input/NAME`` graded with the default limits, once per process: several tests
-    read the same grading (a test reads a result, never changes it)."""
-    return grade_file(BAD / name, EXERCISE)
+    read the same grading."""
+    return graded_once(BAD / name, EXERCISE)
 
 
 def _statuses(result):

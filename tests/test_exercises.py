@@ -4,7 +4,7 @@ known-bad submissions gets the verdicts its header declares, on the test device.
 import pytest
 
 from autograder import exercises, preflight
-from conftest import SEED, TEST_DEVICE, assert_rejected, grade_file
+from conftest import SEED, TEST_DEVICE, assert_rejected, grade_file, graded_once
 
 ALL = exercises.names()
 MUTANTS = [(name, path) for name in ALL for path in exercises.mutants(name)]
@@ -22,7 +22,7 @@ def test_instructor_solution_gets_full_marks(name):
 
 @pytest.mark.parametrize("name, mutant", MUTANTS, ids=[f"{n}-{p.stem}" for n, p in MUTANTS])
 def test_known_bad_submission_is_rejected(name, mutant):
-    assert_rejected(mutant, grade_file(mutant, name))
+    assert_rejected(mutant, graded_once(mutant, name))
 
 
 @pytest.mark.parametrize("name", ALL)
