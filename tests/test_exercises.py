@@ -14,10 +14,13 @@ MUTANTS = [(name, path) for name in ALL for path in exercises.mutants(name)]
 def test_instructor_solution_gets_full_marks(name):
     """The preflight is this test: it grades the solution as ``grade_file`` would (the test
     device, its seed, sanitize on) and raises unless ``known_bad.full_marks_problems`` is empty.
-    Its pass is kept in this session's cache (conftest), so the solution is graded once per
-    session, by whichever test needs the exercise first, not again here."""
+    A pass is kept in this session's cache (conftest) under a key of everything the verdict
+    depends on (the code, the sandbox mode, the environment: ``preflight.fingerprint``), so the
+    solution is graded once per session, by whichever test needs the exercise first, not again
+    here. (``_preflight``, not ``check``: a check this process made under another test's
+    environment, a plain sandbox say, does not count.)"""
     assert preflight.PREFLIGHT_SEED == SEED
-    preflight.check(name, TEST_DEVICE)
+    preflight._preflight(name, TEST_DEVICE, True)
 
 
 @pytest.mark.parametrize("name, mutant", MUTANTS, ids=[f"{n}-{p.stem}" for n, p in MUTANTS])
