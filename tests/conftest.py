@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -19,6 +20,8 @@ FILES = ROOT / "tests" / "files"
 
 # The same tests run on the simulator (CI, laptops) and on a GPU (KERNELGRADE_TEST_DEVICE=gpu).
 TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
+#: the seed of :func:`grade_file` (and of the preflight's grading of a solution)
+SEED = 20261122
 
 # The preflight's on-disk cache (autograder.preflight) of this test run: shared by the CLI
 # processes the tests start, never the user's ~/.cache.
@@ -40,8 +43,21 @@ def stored_count(db) -> int:
 
 def grade_file(path, exercise: str, **kw):
     """Grade ``path`` for ``exercise`` on the test device with a fixed seed."""
-    kw.setdefault("seed", 20261122)
+    kw.setdefault("seed", SEED)
     return grade(path, exercise, device=TEST_DEVICE, **kw)
+
+
+def graded_once(path, exercise: str, seed: int = SEED):
+    """``grade_file(path, exercise, seed=seed)`` with its other defaults, once per process for
+    one file, exercise and seed, shared by the tests that read it (in several files: a known-bad
+    submission is also a racy kernel). Only for tests that change nothing a grading depends on
+    (no monkeypatch, no environment) and never change the result."""
+    return _graded_once(str(Path(path).resolve()), exercise, seed)
+
+
+@functools.cache
+def _graded_once(path: str, exercise: str, seed: int):
+    return grade_file(path, exercise, seed=seed)
 
 
 def assert_full_marks(result):
@@ -91,28 +107,45 @@ def run_file_on_the_simulator(path: str, minimum: int,
 
 @pytest.fixture(scope="session")
 def gradescope_bundle(tmp_path_factory) -> Path:
-    """``autograder gradescope build tiled_matmul``'s zip, built once per test process."""
+    """``autograder gradescope build tiled_matmul``'s zip, built once per test session (the
+    workers of a parallel run share it; the tests only read it)."""
+    import shutil
     import subprocess
     import sys
 
-    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
-                           "tiled_matmul", "--out", str(out)], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    from course.nbhelpers import shared_dir
+
+    with shared_dir(tmp_path_factory, "kg-gradescope-bundle") as (folder, done):
+        out = folder / "autograder.zip"
+        if not done:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
+                                   "tiled_matmul", "--out", str(out)], capture_output=True,
+                                  text=True, timeout=120)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            (folder / ".done").touch()
     return out
 
 
 @pytest.fixture(scope="session")
 def gradescope_python(gradescope_bundle, tmp_path_factory) -> str:
     """The python of a venv with the bundle's wheel installed (pip, --no-deps), as Gradescope's
-    image has it."""
+    image has it; made once per test session (the workers of a parallel run share it)."""
+    import shutil
     import zipfile
 
+    from course.nbhelpers import shared_dir
     from test_packaging import install
 
-    where = tmp_path_factory.mktemp("image")
-    with zipfile.ZipFile(gradescope_bundle) as z:
-        [wheel] = [n for n in z.namelist() if n.endswith(".whl")]
-        z.extract(wheel, where)
-    return str(install(where / "venv", where / wheel))
+    with shared_dir(tmp_path_factory, "kg-gradescope-image") as (where, done):
+        python = where / "venv" / "bin" / "python"
+        if not done:
+            shutil.rmtree(where, ignore_errors=True)
+            where.mkdir()
+            with zipfile.ZipFile(gradescope_bundle) as z:
+                [wheel] = [n for n in z.namelist() if n.endswith(".whl")]
+                z.extract(wheel, where)
+            assert install(where / "venv", where / wheel) == python
+            (where / ".done").touch()
+    return str(python)

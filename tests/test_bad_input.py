@@ -5,10 +5,16 @@ import pytest
 from autograder import preflight
 from autograder.results import Status
 from autograder.sandbox import Limits
-from conftest import FILES, TEST_DEVICE, grade_file
+from conftest import FILES, TEST_DEVICE, grade_file, graded_once
 
 BAD = FILES / "bad_input"
 EXERCISE = "tiled_matmul"
+
+
+def graded(name: str):
+    """``files/bad_input/NAME`` graded with the default limits, once per process: several tests
+    read the same grading."""
+    return graded_once(BAD / name, EXERCISE)
 
 
 def _statuses(result):
@@ -36,7 +42,7 @@ def preflight_done():
     ("does_not_exist.py", Status.ERROR, "does not exist"),
 ])
 def test_bad_input_scores_zero_with_a_message(name, status, words):
-    result = grade_file(BAD / name, EXERCISE)
+    result = graded(name)
     assert result.score == 0
     assert result.max_score == 100
     assert status in _statuses(result)
@@ -44,7 +50,7 @@ def test_bad_input_scores_zero_with_a_message(name, status, words):
 
 
 def test_syntax_error_names_the_line():
-    result = grade_file(BAD / "syntax_error.py", EXERCISE)
+    result = graded("syntax_error.py")
     assert "line 5" in result.tests[0].message
 
 
@@ -65,19 +71,19 @@ def test_spinning_kernel_is_a_timeout_and_grading_goes_on(preflight_done):
 
 
 def test_code_rejected_by_the_gpu_compiler_is_an_error_on_the_simulator_too():
-    result = grade_file(BAD / "typing_error_gpu_only.py", EXERCISE)
+    result = graded("typing_error_gpu_only.py")
     concept = next(t for t in result.tests if t.kind.value == "concept")
     assert concept.status is Status.ERROR
     assert "does not compile for a real GPU" in concept.message
 
 
 def test_printed_fake_result_does_not_change_the_score():
-    result = grade_file(BAD / "os_exit.py", EXERCISE)
+    result = graded("os_exit.py")
     assert result.score == 0
 
 
 def test_missing_kernel_gets_each_test_once_and_a_did_you_mean():
-    result = grade_file(BAD / "missing_kernel.py", EXERCISE)
+    result = graded("missing_kernel.py")
     names = [t.name for t in result.tests]
     assert len(names) == len(set(names)), names  # the four diagnostics once, not twice
     assert sum(t.kind.value == "diagnostic" for t in result.tests) == 4
@@ -87,7 +93,7 @@ def test_missing_kernel_gets_each_test_once_and_a_did_you_mean():
 
 
 def test_syntax_error_is_shown_once_with_its_line():
-    result = grade_file(BAD / "syntax_error.py", EXERCISE)
+    result = graded("syntax_error.py")
     carriers = [t for t in result.tests if "does not parse:" in t.message]
     assert len(carriers) == 1 and carriers[0] is result.tests[0]
     assert "`def tiled_matmul(A, B, C)`" in carriers[0].message

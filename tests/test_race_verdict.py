@@ -19,7 +19,7 @@ from autograder.results import Kind, Status, TestResult
 from autograder.sandbox import ChildRun
 from autograder.submission import Source, load_source
 
-from conftest import EXERCISES, ROOT, TEST_DEVICE, grade_file
+from conftest import EXERCISES, ROOT, SEED, TEST_DEVICE, grade_file, graded_once
 
 RACE = {"kind": "RAW", "array": "tile", "first": {"line": 25, "access": "write", "thread": [0, 0, 0]},
         "second": {"line": 31, "access": "read", "thread": [8, 0, 0]}, "params": {"width": 37}}
@@ -141,7 +141,7 @@ RACY = [("transpose", EXERCISES / "transpose" / "mutants" / "missing_barrier.py"
 @pytest.fixture(scope="module", params=RACY, ids=[p.stem for _, p in RACY])
 def graded_twice(request):
     name, path = request.param
-    return name, [grade_file(path, name, seed=seed) for seed in (20261122, 99)]
+    return name, [graded_once(path, name, seed=seed) for seed in (SEED, 99)]
 
 
 def test_a_racy_kernel_gets_the_same_verdicts_at_two_seeds(graded_twice):
