@@ -155,7 +155,7 @@ def ask(threads: list[int], env: dict) -> Answers:
 def _cache_path(exercise: str, threads: list[int]) -> Path | None:
     """The disk cache's file for these answers, or None (no cache, or no key can be made)."""
     from .cache_folder import cache_dir
-    from .preflight import fingerprint
+    from .preflight_key import fingerprint
 
     root = cache_dir()
     if root is None:

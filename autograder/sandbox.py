@@ -277,22 +277,34 @@ def _hidden_from_children() -> tuple[list[Path], list[Path]]:
     """(folders no bind may contain, lie in or be: the checkout's tests, examples and .git;
     folders no bind may contain or be: the temporary folder, where other
     submissions' scratch folders are)."""
-    inside = []
+    inside = solution_folders()
     if (PROJECT_ROOT / "pyproject.toml").is_file():  # a source checkout, not site-packages
-        inside = [PROJECT_ROOT / n for n in ("tests", "examples", ".git")
-                  if (PROJECT_ROOT / n).exists()]
+        inside += [PROJECT_ROOT / n for n in ("tests", "examples", ".git")
+                   if (PROJECT_ROOT / n).exists()]
     return [p.resolve() for p in inside], [Path(tempfile.gettempdir()).resolve()]
 
 
-def _instructor_files_hidden() -> list[str]:
+def solution_folders() -> list[Path]:
+    """Every folder of instructor solutions this process knows: the ``solutions/`` beside each
+    folder of assignments, and ``$KERNELGRADE_SOLUTIONS``; those that exist, resolved."""
+    from . import exercises
+
+    found = [root.parent / exercises.SOLUTIONS_FOLDER for root in exercises.roots()]
+    extra = os.environ.get(exercises.SOLUTIONS_ENV)
+    if extra:
+        found.append(Path(extra))
+    return [p.resolve() for p in dict.fromkeys(found) if p.is_dir()]
+
+
+def _instructor_files_hidden(bound: list[Path]) -> list[str]:
     """bwrap arguments that hide what only the instructor sees, wherever a bound folder shows
     it: in every folder of assignments, each assignment's known-bad submissions and textbook
     variants (empty folders) and notebook source (an empty file); every folder of solutions
-    (beside each folder of assignments, and ``$KERNELGRADE_SOLUTIONS``) as an empty folder."""
+    (:func:`solution_folders`) inside a ``bound`` one as an empty folder (no bind is made of
+    one or of a folder that holds one: :func:`_shows_hidden`)."""
     from . import exercises
 
     args: list[str] = []
-    solutions: list[Path] = []
     for root in exercises.roots():
         for definition in sorted(root.glob(f"*/{exercises.DEFINITION}")):
             folder = definition.parent
@@ -301,12 +313,8 @@ def _instructor_files_hidden() -> list[str]:
             for hidden in (exercises.MUTANTS, exercises.VARIANTS):
                 if (folder / hidden).is_dir():
                     args += ["--tmpfs", str(folder / hidden)]
-        solutions.append(root.parent / exercises.SOLUTIONS_FOLDER)
-    extra = os.environ.get(exercises.SOLUTIONS_ENV)  # e.g. inside a bound venv or course
-    if extra:
-        solutions.append(Path(extra))
-    for folder in dict.fromkeys(p.resolve() for p in solutions):
-        if folder.is_dir():
+    for folder in solution_folders():  # inside a bound folder (a venv, a course): emptied
+        if _covered(folder, bound):
             args += ["--tmpfs", str(folder)]
     return args
 
@@ -439,7 +447,7 @@ def _bwrap_command(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
         if not _covered(d, bound) and not _shows_hidden(d):
             cmd += ["--ro-bind", str(d), str(d)]
             bound.append(d)
-    cmd += _instructor_files_hidden()
+    cmd += _instructor_files_hidden(bound)
     cmd += ["--ro-bind", str(workdir), str(workdir)]
     if writable is not None:
         cmd += ["--bind", str(writable), str(writable)]

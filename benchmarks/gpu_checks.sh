@@ -47,17 +47,17 @@ run_check() {  # name, command...
 # 1. Latency of one tiled_matmul submission, fresh process each time (start-up, JIT, all tests,
 #    timing, the instrumented simulator run; with and without compute-sanitizer).
 for i in 1 2 3; do
-  run_check "latency_nosan_$i" $AG grade autograder/exercises/tiled_matmul/solution.py -e tiled_matmul --device gpu --json --no-sanitize
+  run_check "latency_nosan_$i" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --json --no-sanitize
 done
 for i in 1 2; do
-  run_check "latency_san_$i" $AG grade autograder/exercises/tiled_matmul/solution.py -e tiled_matmul --device gpu --json
+  run_check "latency_san_$i" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --json
 done
 # 2. Every instructor solution and known-bad submission.
 run_check solutions $AG solutions --device gpu ${EXERCISES:-}
 # 2b. Preflight: without the carried numpy 2.4 wheel (the image's numpy 2.5 breaks numba-cuda) the
 #     grader must refuse with exit 2, naming the cause, and grade no one.
 preflight_refuses() {
-  env PYTHONPATH="$BASE_PYTHONPATH" $AG grade autograder/exercises/tiled_matmul/solution.py -e tiled_matmul --device gpu --no-sanitize
+  env PYTHONPATH="$BASE_PYTHONPATH" $AG grade solutions/tiled_matmul.py -e tiled_matmul --device gpu --no-sanitize
   local rc=$?; echo "exit status $rc (2 expected)"; [ $rc -eq 2 ]
 }
 run_check preflight_without_numpy24 preflight_refuses

@@ -21,11 +21,11 @@ sys.path.insert(0, str(ROOT))
 
 #: (label, submission, exercise): known-slow kernels and the hint each should get.
 MUTANTS = [
-    ("tiled_matmul naive (no tiles, float64 acc)", "autograder/exercises/tiled_matmul/mutants/naive.py",
+    ("tiled_matmul naive (no tiles, float64 acc)", "assignments/tiled_matmul/mutants/naive.py",
      "tiled_matmul"),
-    ("block_sum interleaved (divergent)", "autograder/exercises/block_sum/mutants/interleaved.py",
+    ("block_sum interleaved (divergent)", "assignments/block_sum/mutants/interleaved.py",
      "block_sum"),
-    ("transpose unpadded tile (bank conflicts)", "autograder/exercises/transpose/mutants/unpadded_tile.py",
+    ("transpose unpadded tile (bank conflicts)", "assignments/transpose/mutants/unpadded_tile.py",
      "transpose"),
     ("tiled_matmul float64 accumulator", "tests/files/hints/f64_tiled_matmul.py", "tiled_matmul"),
     # issue 22: these read "no likely cause found" before

@@ -27,14 +27,14 @@ sys.path.insert(0, str(ROOT))
 
 #: (label, submission, exercise): kernels whose outputs depend on the threads' order.
 RACY = [
-    ("transpose without its barrier", "autograder/exercises/transpose/mutants/missing_barrier.py",
+    ("transpose without its barrier", "assignments/transpose/mutants/missing_barrier.py",
      "transpose"),
     ("block_sum without the step barrier",
-     "autograder/exercises/block_sum/mutants/missing_step_barrier.py", "block_sum"),
+     "assignments/block_sum/mutants/missing_step_barrier.py", "block_sum"),
     ("block_sum barrier inside the branch",
-     "autograder/exercises/block_sum/mutants/barrier_in_branch.py", "block_sum"),
+     "assignments/block_sum/mutants/barrier_in_branch.py", "block_sum"),
     ("tiled_matmul without the second barrier",
-     "autograder/exercises/tiled_matmul/mutants/missing_second_barrier.py", "tiled_matmul"),
+     "assignments/tiled_matmul/mutants/missing_second_barrier.py", "tiled_matmul"),
     ("tiled_matmul early return before the barriers", "tests/files/racy/early_return_matmul.py",
      "tiled_matmul"),
 ]

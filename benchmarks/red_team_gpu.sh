@@ -40,7 +40,7 @@ cd /tmp/gs
 start=$(date +%s%N)
 /tmp/gs/python -m autograder.gradescope.run "$EXERCISE" --setup --root "$ROOT" > "$OUT_DIR/gs.txt" 2>&1
 echo "setup: exit $?, $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$OUT_DIR/gs.txt"
-MUTANT=$(ls "$TREE"/autograder/exercises/$EXERCISE/mutants/*.py | head -1)
+MUTANT=$(ls "$TREE"/assignments/$EXERCISE/mutants/*.py | head -1)
 submit() {  # case name, then a command that fills $ROOT/submission
   rm -rf "$ROOT/submission" && mkdir -p "$ROOT/submission"
   eval "$2"
@@ -50,7 +50,7 @@ submit() {  # case name, then a command that fills $ROOT/submission
   cp "$ROOT/results/results.json" "$OUT_DIR/gs_$1.json" 2>/dev/null
   echo "$1: exit $status, $(( ($(date +%s%N) - start) / 1000000 )) ms, score $(python3 -c "import json,sys; print(json.load(open('$OUT_DIR/gs_$1.json')).get('score'))" 2>&1)" | tee -a "$OUT_DIR/gs.txt"
 }
-submit solution "cp $TREE/autograder/exercises/$EXERCISE/solution.py $ROOT/submission/$EXERCISE.py"
+submit solution "cp $TREE/solutions/$EXERCISE.py $ROOT/submission/$EXERCISE.py"
 submit mutant "cp $MUTANT $ROOT/submission/$EXERCISE.py"
 submit link "ln -s $ROOT/source/solutions/$EXERCISE/solution.py $ROOT/submission/$EXERCISE.py"
 submit not_a_notebook "printf '{\"cells\": [{\"cell_type\": \"code\", \"metadata\": [], \"source\": 7}]}' > $ROOT/submission/$EXERCISE.ipynb"
@@ -60,12 +60,12 @@ grep -c "syncthreads" "$OUT_DIR"/gs_*.json | sed 's/^/solution lines (syncthread
 cd "$TREE"
 export PYTHONPATH=${SITE:+$SITE:}$TREE KERNELGRADE_SANDBOX=require
 CLASS=/tmp/redclass && rm -rf $CLASS && mkdir -p $CLASS
-for s in alice bob; do mkdir -p $CLASS/$s/$EXERCISE; cp autograder/exercises/$EXERCISE/solution.py $CLASS/$s/$EXERCISE/$EXERCISE.py; done
+for s in alice bob; do mkdir -p $CLASS/$s/$EXERCISE; cp solutions/$EXERCISE.py $CLASS/$s/$EXERCISE/$EXERCISE.py; done
 mkdir -p $CLASS/carol/$EXERCISE && cp "$MUTANT" $CLASS/carol/$EXERCISE/$EXERCISE.py
-mkdir -p $CLASS/mallory/$EXERCISE && ln -s "$TREE/autograder/exercises/$EXERCISE/solution.py" $CLASS/mallory/$EXERCISE/$EXERCISE.py
+mkdir -p $CLASS/mallory/$EXERCISE && ln -s "$TREE/solutions/$EXERCISE.py" $CLASS/mallory/$EXERCISE/$EXERCISE.py
 mkdir -p $CLASS/trudy/$EXERCISE && mkfifo $CLASS/trudy/$EXERCISE/$EXERCISE.py
 mkdir -p $CLASS/dan/$EXERCISE && cp "$MUTANT" $CLASS/dan/$EXERCISE/$EXERCISE.py && echo '{}' > $CLASS/dan/$EXERCISE/$EXERCISE.ipynb
-mkdir -p $CLASS/erin/hw3 && cp autograder/exercises/$EXERCISE/solution.py $CLASS/erin/hw3/answer.py
+mkdir -p $CLASS/erin/hw3 && cp solutions/$EXERCISE.py $CLASS/erin/hw3/answer.py
 start=$(date +%s)
 timeout 300 python3 -m autograder.cli batch $CLASS --db $OUT_DIR/class.sqlite --device gpu > "$OUT_DIR/batch.txt" 2>&1
 echo "batch: exit $?, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/batch.txt"

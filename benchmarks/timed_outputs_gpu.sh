@@ -47,7 +47,7 @@ echo "pytest rc=$?" >> "$OUT_DIR/summary.txt"
 # 2. After: every timed exercise's solution, twice (ratios), then the games through the CLI.
 for ex in $TIMED; do
   for i in $(seq "$(reps "$ex")"); do
-    grade "after_${ex}_$i" "$HERE" "autograder/exercises/$ex/solution.py" "$ex"
+    grade "after_${ex}_$i" "$HERE" "solutions/$ex.py" "$ex"
   done
 done
 for f in tests/files/timing/*.py; do
@@ -57,7 +57,7 @@ done
 if [ -n "$BEFORE" ]; then
   for ex in $TIMED; do
     for i in $(seq "$(reps "$ex")"); do
-      grade "before_${ex}_$i" "$BEFORE" "autograder/exercises/$ex/solution.py" "$ex"
+      grade "before_${ex}_$i" "$BEFORE" "solutions/$ex.py" "$ex"
     done
   done
   for f in tests/files/timing/*.py; do

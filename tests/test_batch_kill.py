@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder.store import ResultStore
-from conftest import stored_count, ROOT, EXERCISES, TEST_DEVICE, SOLUTIONS
+from conftest import stored_count, ROOT, TEST_DEVICE, SOLUTIONS
 
 pytestmark = pytest.mark.slow
 

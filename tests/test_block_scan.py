@@ -4,7 +4,7 @@ Solutions and known-bad submissions of every exercise are checked in test_exerci
 import numpy as np
 
 from autograder import exercises
-from conftest import EXERCISES, assert_full_marks, grade_file, SOLUTIONS
+from conftest import assert_full_marks, grade_file, SOLUTIONS
 
 EXERCISE = "block_scan"
 

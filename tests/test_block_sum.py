@@ -5,7 +5,7 @@ of every exercise are checked in test_exercises.py."""
 import numpy as np
 
 from autograder import exercises, shapes
-from conftest import EXERCISES, assert_full_marks, grade_file, SOLUTIONS
+from conftest import assert_full_marks, grade_file, SOLUTIONS
 
 EXERCISE = "block_sum"
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from autograder.store import ResultStore
-from conftest import EXERCISES, ROOT, SOLUTIONS
+from conftest import ROOT, SOLUTIONS
 
 
 def test_the_rule_is_stored_with_the_seed_and_kept_on_resume(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from autograder.nbgrader import cellreport
+from autograder.report import parts as cellreport
 from autograder.report import console as console_report
 from autograder.report.export import to_gradescope
 from autograder.results import ExerciseResult, Kind, Status, TestResult

@@ -131,7 +131,7 @@ def test_bundle_has_what_gradescope_needs(bundle, tmp_path):
         meta = w.read(next(n for n in files if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = w.read(next(n for n in files if n.endswith("entry_points.txt"))).decode()
     # the wheel is what a student installs: the definition, no solution or known-bad code
-    assert f"autograder/exercises/{EXERCISE}/exercise.py" in files
+    assert f"kernelgrade_assignments/{EXERCISE}/exercise.py" in files
     assert "autograder/gradescope/run.py" in files
     assert not any(n.endswith("/solution.py") or "/mutants/" in n for n in files)
     assert not any("__pycache__" in n or n.startswith("tests/") for n in files)

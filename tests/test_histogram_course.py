@@ -8,7 +8,6 @@ concept test's counts against what is asked, and the contract text."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -40,7 +40,7 @@ import pytest
 from adversarial.test_adversarial import _sleepers
 from autograder import sandbox
 from autograder.grader import grade
-from conftest import EXERCISES, ROOT, TEST_DEVICE, SOLUTIONS
+from conftest import ROOT, TEST_DEVICE, SOLUTIONS
 
 SOLUTION = SOLUTIONS / "occupancy.py"
 # Folders every process on the host shares; bubblewrap gives a child private ones (or none).

@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sandbox", ("sandbox", "parse_check")),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "concept_use", "diagnostics",
                        "hints", "children", "reference_warmup")),
-    ("entry points", ("grader", "preflight", "driver_occupancy", "batch", "cluster", "batch_tls",
+    ("entry points", ("grader", "grading", "preflight", "preflight_key", "driver_occupancy", "batch", "cluster", "batch_tls",
                       "self_check",
                       "mutation", "mutation.*")),
     ("front ends", ("cli", "docs", "starter", "assignment_check", "report", "report.*", "nbgrader", "nbgrader.*", "gradescope",

@@ -23,7 +23,7 @@ import pytest
 from autograder import known_bad
 from autograder.results import Kind, Status
 from autograder.sandbox import Limits, _process_table, _Watchdog, tree_cpu_seconds
-from conftest import EXERCISES, TEST_DEVICE, grade_file, SOLUTIONS
+from conftest import TEST_DEVICE, grade_file, SOLUTIONS
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 SAFETY_S = 120  # only so that a broken clock fails the test instead of hanging it

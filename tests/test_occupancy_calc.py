@@ -12,11 +12,10 @@ import pytest
 from autograder import exercises, hints
 from autograder import occupancy as occ
 from autograder.errors import GraderSetupError
-from autograder import exercises
 
 occupancy_exercise = exercises.module("occupancy")
 
-from conftest import EXERCISES, SOLUTIONS
+from conftest import SOLUTIONS
 
 # (max threads, max blocks, shared bytes) per SM: Fermi, Turing, Volta, Ampere, Hopper
 SMS = [(1536, 8, 48 * 1024), (1024, 16, 64 * 1024), (2048, 32, 96 * 1024),
@@ -87,7 +86,7 @@ def test_hidden_cases_need_the_solution_and_say_so(monkeypatch):
     hidden = next(c for c in ex.cases if c.visibility == "hidden"
                   and not c.params.get("against_driver"))
     monkeypatch.delenv(exercises.SOLUTIONS_ENV, raising=False)
-    monkeypatch.setattr(exercises, "folder", lambda name: EXERCISES.parent / "nowhere" / name)
+    monkeypatch.setattr(exercises, "SOLUTIONS_FOLDER", "nowhere")
     with pytest.raises(GraderSetupError, match=exercises.SOLUTIONS_ENV):
         ex.reference({}, hidden.params)
     public = next(c for c in ex.cases if c.visibility == "public")

@@ -17,7 +17,7 @@ from autograder.grader import gpu_available
 from autograder.driver_occupancy import Answers
 from autograder.errors import GraderSetupError
 from autograder.results import Status
-from conftest import EXERCISES, ROOT, TEST_DEVICE, grade_file, needs_gpu, SOLUTIONS
+from conftest import ROOT, TEST_DEVICE, grade_file, needs_gpu, SOLUTIONS
 
 HOSTILE = ROOT / "tests" / "adversarial" / "files" / "reads_expected.py"
 SOLUTION = SOLUTIONS / "occupancy.py"
@@ -127,7 +127,7 @@ def test_the_solution_is_never_asked_for_a_driver_s_case():
 def test_answers_are_asked_once_and_kept_on_disk(monkeypatch, tmp_path):
     monkeypatch.setenv("KERNELGRADE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(driver_occupancy, "_memo", {})
-    monkeypatch.setattr("autograder.preflight.fingerprint",
+    monkeypatch.setattr("autograder.preflight_key.fingerprint",
                         lambda exercise, backend, sanitize: ("k" * 64, {}))
     calls = []
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autograder import environment, exercises, grader, preflight, sandbox
+from autograder import environment, exercises, grader, grading, preflight, preflight_key, sandbox
 from autograder.cli import app
 from autograder.errors import GraderSetupError
 from autograder.results import ExerciseResult
 from autograder.sandbox import ChildRun
-from conftest import ROOT, EXERCISES, TEST_DEVICE, SOLUTIONS
+from conftest import ROOT, TEST_DEVICE, SOLUTIONS
 
 OCCUPANCY = SOLUTIONS / "occupancy.py"
 TRANSPOSE = SOLUTIONS / "transpose.py"
@@ -139,9 +139,13 @@ def test_a_required_sandbox_that_cannot_run_is_exit_2():
 def test_a_solution_that_loses_points_stops_grading_before_the_student(losing_solution,
                                                                        monkeypatch):
     graded = []
-    real = grader._grade_submission
-    monkeypatch.setattr(grader, "_grade_submission",
-                        lambda *a, **k: graded.append(a[0]) or real(*a, **k))
+    real = grading.grade_submission
+
+    def counting(*a, **k):
+        graded.append(a[0])
+        return real(*a, **k)
+    monkeypatch.setattr(grader, "grade_submission", counting)  # the student's grading
+    monkeypatch.setattr(grading, "grade_submission", counting)  # the preflight's
     with pytest.raises(GraderSetupError) as info:
         grader.grade(TRANSPOSE, "transpose", device=TEST_DEVICE, seed=1)
     message = str(info.value)
@@ -202,10 +206,10 @@ def test_the_preflight_runs_once_for_many_threads(monkeypatch, fresh_preflight):
 
 _COUNT_SOLUTION_GRADINGS = """
 import sys
-from autograder import grader, preflight
+from autograder import grading, preflight
 graded = []
-real = grader.grade
-grader.grade = lambda *a, **k: graded.append(str(a[0])) or real(*a, **k)
+real = grading.grade_submission
+grading.grade_submission = lambda *a, **k: graded.append(str(a[0])) or real(*a, **k)
 preflight.check(sys.argv[1], sys.argv[2])
 print(len(graded))
 """
@@ -267,7 +271,7 @@ def _other_numpy_in_children(monkeypatch, tmp_path):
 def _other_numpy_version(monkeypatch, tmp_path):
     facts = environment.package_facts()
     other = {**facts, "numpy": {**facts["numpy"], "version": "1.0.0"}}
-    monkeypatch.setattr(preflight, "package_facts", lambda: other)
+    monkeypatch.setattr(preflight_key, "package_facts", lambda: other)
 
 
 def _other_python(monkeypatch, tmp_path):
@@ -284,7 +288,7 @@ def _numba_setting(monkeypatch, tmp_path):
 
 
 def _kernelgrade_source(monkeypatch, tmp_path):
-    monkeypatch.setattr(preflight, "_package_digest", lambda: "0" * 64)
+    monkeypatch.setattr(preflight_key, "_package_digest", lambda: "0" * 64)
 
 
 @pytest.mark.parametrize("change", [_other_solution, _other_numpy_in_children,
@@ -386,14 +390,14 @@ def test_the_key_names_the_gpu_it_was_made_on(monkeypatch):
     """On a GPU the key holds every GPU's UUID, name, driver and compute capability; with
     no answer from nvidia-smi nothing is cached."""
     rows = [["0", "GPU-1234", "NVIDIA H100 80GB HBM3", "570.86.15", "9.0"]]
-    monkeypatch.setattr(preflight, "_gpu_facts", lambda: rows)
-    key, parts = preflight.fingerprint("occupancy", "gpu", True)
+    monkeypatch.setattr(preflight_key, "_gpu_facts", lambda: rows)
+    key, parts = preflight_key.fingerprint("occupancy", "gpu", True)
     assert parts["gpus"] == rows and parts["device"] == "gpu"
-    monkeypatch.setattr(preflight, "_gpu_facts",
+    monkeypatch.setattr(preflight_key, "_gpu_facts",
                         lambda: [["0", "GPU-5678", "NVIDIA H200", "570.86.15", "9.0"]])
-    assert preflight.fingerprint("occupancy", "gpu", True)[0] != key
-    monkeypatch.setattr(preflight, "_gpu_facts", lambda: None)
-    assert preflight.fingerprint("occupancy", "gpu", True) is None
+    assert preflight_key.fingerprint("occupancy", "gpu", True)[0] != key
+    monkeypatch.setattr(preflight_key, "_gpu_facts", lambda: None)
+    assert preflight_key.fingerprint("occupancy", "gpu", True) is None
 
 
 # --- a child whose numpy is not the grader's ----------------------------------------------------

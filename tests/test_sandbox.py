@@ -134,9 +134,10 @@ def test_off_mode_runs_plain_children_with_a_note(monkeypatch):
 
 
 def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
-    """Where bubblewrap runs, the child's view has the package and the venv, nothing else of the
-    project (each exercise folder's solution empty, its mutants, variants and any $KERNELGRADE_SOLUTIONS
-    folder gone), no network and only its own processes."""
+    """Where bubblewrap runs, the child's view has the package, the assignments and the venv,
+    nothing else of the project (no solutions/ folder, each assignment's notebook text empty,
+    its mutants and variants gone, any $KERNELGRADE_SOLUTIONS folder gone), no network and only
+    its own processes."""
     if not sandbox.sandbox_status().available:
         pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
     import subprocess
@@ -155,8 +156,8 @@ def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
              "print(sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
              "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2); print('net')\n"
              "except OSError:\n    print('no net')\n"
-             "folder = os.path.join(pkg, 'exercises', 'tiled_matmul')\n"
-             "print(os.path.getsize(os.path.join(folder, 'solution.py')),"
+             "folder = os.path.join(root, 'assignments', 'tiled_matmul')\n"
+             "print(os.path.getsize(os.path.join(folder, 'notebook.py')),"
              " os.listdir(os.path.join(folder, 'mutants')),"
              " os.listdir(os.path.join(folder, 'variants')),"
              f" os.path.exists({str(solutions / 'tiled_matmul.py')!r}))\n")
@@ -167,7 +168,7 @@ def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
     lines = out.stdout.splitlines()
     assert out.returncode == 0, out.stderr
     visible = eval(lines[0])
-    assert "autograder" in visible
+    assert {"autograder", "assignments"} <= set(visible), visible
     assert not {"solutions", "tests", ".git", "examples"} & set(visible), visible
     assert eval(lines[1]) == ["1", "2"]
     assert lines[2] == "no net"
@@ -196,7 +197,7 @@ def test_a_wrapper_runs_inside_the_child_and_writes_only_its_folder(tmp_path):
     may write (its log), whichever the mode."""
     from autograder import exercises
     from autograder.plan import make_cases as _make_cases, request as _request
-    from conftest import EXERCISES, SOLUTIONS
+    from conftest import SOLUTIONS
 
     ex = exercises.get("occupancy")
     work, logs = tmp_path / "work", tmp_path / "logs"
@@ -254,7 +255,7 @@ def test_a_bwrap_that_cannot_make_namespaces_fails_the_probe(tmp_path, monkeypat
 
 def test_a_bwrap_that_fails_after_the_probe_falls_back_with_a_note(tmp_path, monkeypatch):
     """The probe passes, the real child cannot start: graded in a plain child, and said so."""
-    from conftest import EXERCISES, grade_file
+    from conftest import SOLUTIONS, grade_file
 
     _fake_bwrap(tmp_path, monkeypatch,
                 'for last; do :; done\n[ "$last" = true ] && exit 0\n'

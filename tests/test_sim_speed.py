@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from autograder import children, exercises, grader, judge, judge_cases, plan, self_check
+from autograder import children, exercises, grader, grading, judge, judge_cases, plan, self_check
 from autograder.cli import app
 from autograder.judge_cases import passed_every_case as _passed_every_case
 from autograder.results import ExerciseResult
@@ -207,8 +207,8 @@ def test_solutions_prints_a_progress_line_per_exercise(monkeypatch, jobs):
     assert {ln[:5] for ln in lines} == {"[1/2]", "[2/2]"}
     # the table stays, in exercise order, each exercise's solution first
     assert "Instructor solutions and known-bad submissions" in result.stdout
-    assert (result.stdout.index("x/tiled_matmul/solution.py")
-            < result.stdout.index("x/block_sum/solution.py"))
+    assert (result.stdout.index("x/tiled_matmul/tiled_matmul.py")
+            < result.stdout.index("x/block_sum/block_sum.py"))
     assert "1 wrong verdict(s)" in result.stdout
 
 
@@ -290,8 +290,8 @@ def test_a_gpu_grading_does_not_time_a_kernel_whose_case_errored(monkeypatch):
     monkeypatch.setattr(children, "run_child", fake_run_child)
     monkeypatch.setattr(children.gpulock, "gpu", gpu)
     path = exercises.solution_path(ex)
-    result = grader._grade_source(ex, load_source(path), "gpu", plan.make_cases(ex, 1),
-                                  grader.default_limits("gpu"),
+    result = grading._grade_source(ex, load_source(path), "gpu", plan.make_cases(ex, 1),
+                                   grader.default_limits("gpu"),
                                   ExerciseResult(ex.name, str(path), "gpu", seed=1), False)
     assert answers == [b"g", b"n"] and modes == [False]
     timing = next(t for t in result.tests if t.kind.value == "timing")

@@ -56,8 +56,8 @@ def test_a_kernel_may_read_its_shape_from_the_end_as_on_a_gpu(tmp_path):
     not make it an error (it raised IndexError: honest kernels lost every point)."""
     from autograder.grader import grade
 
-    solution = (__import__("pathlib").Path(__file__).parent.parent / "autograder" / "exercises"
-                / "block_sum" / "solution.py").read_text()
+    solution = (__import__("pathlib").Path(__file__).parent.parent / "solutions"
+                / "block_sum.py").read_text()
     assert "x.shape[0]" in solution
     path = tmp_path / "from_the_end.py"
     path.write_text(solution.replace("x.shape[0]", "x.shape[-1]"))

@@ -37,7 +37,7 @@ def test_the_timing_reference_follows_the_students_loop_bounds():
         assert _reads_block_dim(name, path) == (path.stem == "blockdim_loop"), path
     timed = [e.name for e in exercises.all_exercises() if e.timing]
     for name in timed:
-        blockdim = exercises.folder(name) / exercises.SOLUTION_BLOCKDIM
+        blockdim = exercises.solution_folders(name)[0] / f"{name}_blockdim.py"
         assert _reads_block_dim(name, blockdim), blockdim
         assert exercises.timing_solution_path(name, True) == blockdim
         assert exercises.timing_solution_path(name, False) == exercises.solution_path(name)

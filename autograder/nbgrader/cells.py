@@ -23,7 +23,7 @@ An instructor trying a notebook in Jupyter can add a cell::
 3. keeps the :class:`~autograder.results.ExerciseResult` in this kernel, so later calls for the
    other parts with the same code reuse it;
 4. prints the part's tests as the grader reported them (hidden sizes and the seed included:
-   :func:`autograder.nbgrader.cellreport.render_part`) and returns that part's points.
+   :func:`autograder.report.parts.render_part`) and returns that part's points.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Sequence
 
 from ..results import ExerciseResult, Kind
 from ..submission import Source, notebook_source
-from .cellreport import part_points, render_part
+from ..report.parts import part_points, render_part
 
 __all__ = ["TEST_CELL_MARKER", "DEVICE_ENV", "is_test_cell", "executed_cells",
            "executed_notebook", "executed_source", "part_points", "grade_this_notebook",

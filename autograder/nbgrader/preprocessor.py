@@ -69,7 +69,7 @@ from ..judge_cases import all_tests
 from ..results import ExerciseResult, Kind, Status
 from ..submission import Source, SubmissionError, linked_part, not_a_regular_file
 from . import notebook as nbb
-from .cellreport import part_points, render_part
+from ..report.parts import part_points, render_part
 from .cells import DEVICE_ENV
 from .reader import submitted_bytes
 

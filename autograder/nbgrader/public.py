@@ -48,7 +48,7 @@ from .. import exercises
 from ..errors import GraderSetupError
 from ..results import ExerciseResult, Kind, Status, TestResult
 from ..sandbox import Limits
-from .cellreport import where
+from ..report.parts import where
 from .cells import DEVICE_ENV, executed_cells, executed_notebook
 
 #: Time limits of a public run, in seconds: the public cases are small, and the whole run stays

@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..results import ExerciseResult
-from .cellreport import where
+from ..report.parts import where
 from .preprocessor import RESOURCES_KEY
 
 

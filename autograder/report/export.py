@@ -85,10 +85,10 @@ def _gs_status(status: str) -> str:
 def _gs_shown(result: dict) -> list[tuple[dict, str, str]]:
     """``(test, name, output)`` of each test of ``result`` as a student may read it in
     results.json: a hidden correctness test is ``hidden test N`` with a few words on how it
-    ended (the wording of nbgrader's feedback, :data:`autograder.nbgrader.cellreport.
+    ended (the wording of nbgrader's feedback, :data:`autograder.report.parts.
     HIDDEN_STATUS_TEXT`): no size, index, value or grader message, before or after grades are
     published. Every other test keeps its name and message."""
-    from ..nbgrader.cellreport import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
+    from .parts import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
     from ..results import Status
 
     shown, hidden_no = [], 0

@@ -21,7 +21,7 @@ import jinja2
 
 from .. import exercises
 from ..discovery import ROUTINE_KINDS
-from ..nbgrader.cellreport import part_rows, part_tests, part_title
+from .parts import part_rows, part_tests, part_title
 from ..results import ExerciseResult, Kind, Status, TestResult
 from . import charts
 
@@ -206,7 +206,7 @@ def render_part_fragment(result: ExerciseResult, kind: str | Kind, source=None) 
     class="kg-report">`` (no ``<html>`` or ``<head>``) with its own CSS scoped to that class
     and its images inline (``data:image/png``).
 
-    As the grade cell's text (:func:`autograder.nbgrader.cellreport.part_rows`): the part's
+    As the grade cell's text (:func:`autograder.report.parts.part_rows`): the part's
     points and provisional note, and its tests, hidden correctness cases as ``hidden test N``
     with how they ended. Then, for correctness, a heatmap and the first bad index of each
     failed *public* case (hidden cases get no card: no size, message or picture); for concept,

@@ -86,7 +86,7 @@ def test_build_without_instructor_solutions_names_the_variable_and_writes_nothin
         tmp_path, monkeypatch):
     """An installed kernelgrade has no solution.py: without $KERNELGRADE_SOLUTIONS, course
     build stops with one line naming it (exit 2) before it writes anything."""
-    monkeypatch.setattr(exercises, "SOLUTION", "absent.py")
+    monkeypatch.setattr(exercises, "SOLUTIONS_FOLDER", "absent")
     monkeypatch.delenv(exercises.SOLUTIONS_ENV, raising=False)
     with pytest.raises(GraderSetupError, match=exercises.SOLUTIONS_ENV):
         build_course(tmp_path / "lib")

@@ -20,7 +20,7 @@ from autograder.compare import wrong_mask
 from autograder.errors import GraderSetupError
 from autograder.exercises.base import Tolerance
 from autograder.nbgrader import notebook as nbb
-from autograder.nbgrader.cellreport import part_points, render_part
+from autograder.report.parts import part_points, render_part
 from autograder.nbgrader.preprocessor import GradeWithAutograder
 from autograder.results import ExerciseResult, Kind, Status, TestResult
 from autograder.submission import load_source

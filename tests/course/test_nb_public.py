@@ -113,7 +113,7 @@ def test_a_mutant_fails_with_its_message_and_no_hidden_case_shows(exercise, caps
     with pytest.raises(AssertionError, match=r"^\d+ of \d+ public tests (and the concept test )?"
                                              r"failed: see the report$"):
         run_public_tests(exercise, device=TEST_DEVICE,
-                         cells=code(f"autograder/exercises/{exercise}/mutants/{mutant}"))
+                         cells=code(f"assignments/{exercise}/mutants/{mutant}"))
     out = capsys.readouterr().out  # the report is printed before the error
     assert "[FAILED] " in out and words in out, out
     assert re.search(r"\b\d+ of \d+ public tests passed\. Fix the failing ones first", out), out

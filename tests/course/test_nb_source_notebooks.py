@@ -60,8 +60,10 @@ def test_course_order_and_assignment_names_come_from_the_definitions():
 def _fake_folder(monkeypatch, tmp_path, text: str | None):
     """tiled_matmul with its folder's notebook.py replaced by ``text`` (None: no file)."""
     real = exercises.folder
-    (tmp_path / "solution.py").write_text(
-        (real("tiled_matmul") / "solution.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "sol").mkdir()
+    (tmp_path / "sol" / "tiled_matmul.py").write_text(
+        exercises.solution_path("tiled_matmul").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv(exercises.SOLUTIONS_ENV, str(tmp_path / "sol"))
     if text is not None:
         (tmp_path / exercises.NOTEBOOK).write_text(text, encoding="utf-8")
     monkeypatch.setattr(exercises, "folder",
@@ -99,18 +101,15 @@ def test_extra_markdown_cells_follow_the_task(monkeypatch, tmp_path):
 def test_without_solutions_the_notebook_needs_kernelgrade_solutions(monkeypatch, tmp_path):
     """An installed kernelgrade carries no solution.py: the notebook is built from
     $KERNELGRADE_SOLUTIONS, and without it the error names the variable (exit 2 in the CLI)."""
-    monkeypatch.setattr(exercises, "SOLUTION", "absent.py")
+    real = exercises.solution_path("block_scan").read_text(encoding="utf-8")
+    expected = nbb.dumps(build_source_notebook("block_scan"))
+    monkeypatch.setattr(exercises, "SOLUTIONS_FOLDER", "absent")
     monkeypatch.delenv(exercises.SOLUTIONS_ENV, raising=False)
     with pytest.raises(GraderSetupError, match=exercises.SOLUTIONS_ENV) as caught:
         build_source_notebook("block_scan")
     assert "\n" not in str(caught.value) and "block_scan" in str(caught.value)
-    (tmp_path / "block_scan.py").write_text(
-        (exercises.folder("block_scan") / "solution.py").read_text(encoding="utf-8"),
-        encoding="utf-8")
+    (tmp_path / "block_scan.py").write_text(real, encoding="utf-8")
     monkeypatch.setenv(exercises.SOLUTIONS_ENV, str(tmp_path))
-    monkeypatch.setattr(exercises, "SOLUTION", "solution.py")
-    expected = nbb.dumps(build_source_notebook("block_scan"))
-    monkeypatch.setattr(exercises, "SOLUTION", "absent.py")
     assert nbb.dumps(build_source_notebook("block_scan")) == expected
 
 

@@ -24,7 +24,7 @@ from autograder import batch, discovery, exercises
 from autograder.cli import app
 from autograder.discovery import NotRegularFile, discover, read_regular
 from autograder.store import ResultStore
-from conftest import EXERCISES, TEST_DEVICE, SOLUTIONS
+from conftest import TEST_DEVICE, SOLUTIONS
 
 SOLUTION = SOLUTIONS / "occupancy.py"
 PASSWD = Path("/etc/passwd")

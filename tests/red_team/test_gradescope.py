@@ -22,7 +22,7 @@ import pytest
 
 from autograder import exercises
 from autograder.gradescope.run import SOLUTIONS_OWNER
-from autograder.nbgrader.cellreport import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
+from autograder.report.parts import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
 
 from conftest import EXERCISES, TEST_DEVICE, SOLUTIONS
 
@@ -189,8 +189,8 @@ def test_setup_locks_the_solutions_and_its_preflight_key_is_the_one_submissions_
             assert st.st_uid == SOLUTIONS_OWNER
     key = ("from pathlib import Path; import sys; "
            "from autograder.gradescope.run import grading_environment; "
-           "grading_environment(Path(sys.argv[1])); from autograder import preflight; "
-           f"print(preflight.fingerprint({EXERCISE!r}, {TEST_DEVICE!r}, True)[0])")
+           "grading_environment(Path(sys.argv[1])); from autograder import preflight_key; "
+           f"print(preflight_key.fingerprint({EXERCISE!r}, {TEST_DEVICE!r}, True)[0])")
 
     def fingerprint(root: Path) -> str:
         env = _env(python, KERNELGRADE_GRADESCOPE_ROOT=str(root))

@@ -3,7 +3,7 @@
 Generated broken notebooks (any JSON type anywhere: cells, metadata, nbgrader metadata, source,
 outputs; truncated JSON), deep or huge expressions, binary and empty files each get a 0 and one
 clear message, never a traceback and never "the grader's setup". The generated cases go through
-the cheap path of a grading (:func:`autograder.grader._grade_submission` up to the grading
+the cheap path of a grading (:func:`autograder.grading.grade_submission` up to the grading
 children, which are replaced by a stub: reading the file, the parse check in its limited child);
 whatever that path accepts must compile in the grader's own process. A few fixed files then go
 through each front end: ``autograder grade``, ``autograder batch`` (stored as a 0, not retried
@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from autograder import exercises, grader, parse_check
+from autograder import exercises, grading, parse_check
 from autograder.nbgrader.reader import read_any
 from autograder.results import Status
 
@@ -50,8 +50,8 @@ def _cheap_grade(path: Path):
         result.tests = []
         return result
 
-    with mock.patch.object(grader, "_grade_source", stub):
-        result = grader._grade_submission(path, EX, "sim", 1, None, False)
+    with mock.patch.object(grading, "_grade_source", stub):
+        result = grading.grade_submission(path, EX, "sim", 1, None, False)
     return result, reached.get("source")
 
 
