@@ -14,6 +14,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import tomllib
 import zipfile
 from pathlib import Path
@@ -330,3 +331,26 @@ def test_exercise_names_do_not_match_longer_ones(tmp_path):
         (tmp_path / f).write_text("")
     path, _ = gs_run.find_submission(tmp_path, "grid_barrier")
     assert path == tmp_path / "06_grid_barrier.py"
+
+
+def test_a_course_own_exercise_is_carried_and_graded(installed, tmp_path):
+    """``gradescope build --assignments DIR``: the bundle carries the course's assignment
+    (definition, notebook text, shared helpers; no known-bad file) beside its solution, and the
+    same installed kernelgrade grades it (issue 23)."""
+    course = ROOT / "tests" / "fixtures" / "course_histogram"
+    out = tmp_path / "histogram.zip"
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "build",
+                           "histogram", "--assignments", str(course / "assignments"),
+                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with zipfile.ZipFile(out) as z:
+        names = set(z.namelist())
+    assert "assignments/histogram/exercise.py" in names
+    assert "solutions/histogram/solution.py" in names
+    assert not any("mutants" in n for n in names)
+    solution = (course / "solutions" / "histogram.py").read_text()
+    root = container(out, tmp_path, {"histogram.py": solution})
+    ran, results = run_autograder(root, installed)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    _spec_and_pending(results)
+    assert all(t["status"] == "passed" for t in results["tests"]), results["tests"]

@@ -199,6 +199,21 @@ def render(exercise: str, wheel_name: str) -> dict[str, str]:
             "README.md": _README.format(**fields)}
 
 
+def course_files(exercise: str) -> dict[str, bytes]:
+    """``{"assignments/<exercise>/exercise.py": bytes, ...}``: a course's own assignment (one
+    not among the built-in assignments the wheel carries) as the bundle carries it: its
+    definition, driver and notebook text, and the helpers its folder of assignments shares
+    (``*.py`` there); never its known-bad submissions or variants. Empty for a built-in one."""
+    folder = exercises.folder(exercise)
+    if folder.parent == exercises.builtin_root():
+        return {}
+    out = {f"assignments/{exercise}/{name}": (folder / name).read_bytes()
+           for name in (exercises.DEFINITION, exercises.DRIVER, exercises.NOTEBOOK)
+           if (folder / name).is_file()}
+    out.update({f"assignments/{p.name}": p.read_bytes() for p in folder.parent.glob("*.py")})
+    return out
+
+
 def build_bundle(exercise: str, out: Path) -> Path:
     """Write the Gradescope autograder zip for ``exercise`` to ``out`` and return it.
     Raises :class:`autograder.exercises.UnknownExercise`, ``LookupError`` when this kernelgrade
@@ -207,6 +222,7 @@ def build_bundle(exercise: str, out: Path) -> Path:
     exercises.get(exercise)
     out = Path(out)
     solutions = solution_files(exercise)  # before anything is written
+    own = course_files(exercise)
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(Path(tmp))
         texts = render(exercise, wheel.name)
@@ -217,7 +233,7 @@ def build_bundle(exercise: str, out: Path) -> Path:
                 entry.external_attr = (0o755 if name != "README.md" else 0o644) << 16
                 z.writestr(entry, text, zipfile.ZIP_DEFLATED)
             files = {wheel.name: wheel.read_bytes(), LOCK_NAME: lock_text().encode(),
-                     **solutions}
+                     **own, **solutions}
             for name, data in files.items():
                 entry = zipfile.ZipInfo(name, _EPOCH)
                 entry.external_attr = (0o600 if name in solutions else 0o644) << 16

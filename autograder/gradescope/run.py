@@ -64,7 +64,9 @@ CONTAINER_NEEDS = ("the bwrap program (setup.sh installs the bubblewrap package)
 def grading_environment(root: Path) -> dict[str, str]:
     """Set this process's environment for grading in ``root``, the same at setup and for every
     submission: ``KERNELGRADE_SANDBOX=require``, ``$KERNELGRADE_SOLUTIONS`` =
-    ``<root>/source/solutions``, ``$KERNELGRADE_CACHE_DIR`` = ``<root>/cache`` unless set; the
+    ``<root>/source/solutions``, ``$KERNELGRADE_ASSIGNMENTS`` = ``<root>/source/assignments``
+    when the bundle carries a course's own assignment, ``$KERNELGRADE_CACHE_DIR`` =
+    ``<root>/cache`` unless set; the
     runner's own variables (root, Python, device) are removed, so they are not part of the
     preflight's key. Returns the variables set."""
     for name in (ROOT_ENV, PYTHON_ENV, DEVICE_ENV):
@@ -72,6 +74,8 @@ def grading_environment(root: Path) -> dict[str, str]:
     chosen = {SANDBOX_ENV: "require",
               exercises.SOLUTIONS_ENV: str(root / "source" / "solutions"),
               CACHE_ENV: os.environ.get(CACHE_ENV) or str(root / "cache")}
+    if (root / "source" / "assignments").is_dir():  # a course's own assignment, carried along
+        chosen[exercises.ASSIGNMENTS_ENV] = str(root / "source" / "assignments")
     os.environ.update(chosen)
     return chosen
 
@@ -236,9 +240,9 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
     instructors)."""
     start = time.monotonic()
     try:
+        grading_environment(root)  # first: a course's own assignment is registered by it
         if exercise not in exercises.names():
             raise GraderSetupError(str(exercises.UnknownExercise(exercise)))
-        grading_environment(root)
         print(lock_solutions(root / "source" / "solutions"))
         require_sandbox()
         folder = root / "submission"
