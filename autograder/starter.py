@@ -7,6 +7,7 @@ layout the registry reads (:mod:`autograder.exercises`)::
     ASSIGNMENTS/NAME/notebook.py                       the task text of the student notebook
     ASSIGNMENTS/NAME/mutants/no_bounds_check.py        known-bad: no ``i < n`` check
     ASSIGNMENTS/NAME/mutants/one_block_only.py         known-bad: indexes by threadIdx only
+    ASSIGNMENTS/NAME/mutants/equivalent.toml           the solution's equivalent mutants
     SOLUTIONS/NAME.py                                  the instructor's solution
 
 The starter is a complete exercise that ``autograder check NAME --assignments ASSIGNMENTS``
@@ -180,6 +181,14 @@ def {name}(x, out):
 '''
 
 
+EQUIVALENT = '''\
+# Equivalent one-edit mutants of the solution: `autograder mutants {name}` lets them survive.
+# One line each: the mutant's id = "why no input the contract allows tells it from the solution"
+# (docs/mutants.md). Edit the solution and this list goes stale: `autograder check` says so.
+L14-int-minus-1 = "x is 1-D: x.shape[-1] is x.shape[0]"
+'''
+
+
 def check_name(name: str) -> None:
     """Raise ``ValueError`` unless ``name`` can name an assignment: lower case letters, digits and
     underscores, starting with a letter, at most 40 characters, not a Python keyword."""
@@ -206,7 +215,8 @@ def write_starter(name: str, assignments: Path, solutions: Path | None = None,
               "title": title or f"{name.replace('_', ' ').capitalize()}: one element per thread"}
     files = {folder / "exercise.py": EXERCISE, folder / "notebook.py": NOTEBOOK,
              folder / "mutants" / "no_bounds_check.py": NO_BOUNDS_CHECK,
-             folder / "mutants" / "one_block_only.py": ONE_BLOCK_ONLY, solution: SOLUTION}
+             folder / "mutants" / "one_block_only.py": ONE_BLOCK_ONLY,
+             folder / "mutants" / "equivalent.toml": EQUIVALENT, solution: SOLUTION}
     for path, template in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(template.format(**fields), encoding="utf-8")

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-from autograder import exercises, grader
+from autograder import exercises, grader, grading
 from autograder.judge_cases import output_hint, printed_for_student
 from autograder.nbgrader import notebook as nbb
 from autograder.nbgrader.authoring import build_source_notebook
@@ -105,7 +105,7 @@ def test_a_kernel_that_prints_its_inputs_shows_them_to_the_instructor_only(tmp_p
     result = ExerciseResult.from_dict(json.loads(out.stdout))
     assert _printed("\n".join(result.instructor_notes)), result.instructor_notes
     assert not [t for t in _student_texts(result) if _printed(t)]
-    assert grader.PRINTED_NOTE in result.notes
+    assert grading.PRINTED_NOTE in result.notes
     feedback = _feedback(result, monkeypatch)
     assert not _printed(feedback)
     assert "shown to the instructor only" in feedback

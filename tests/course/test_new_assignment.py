@@ -31,9 +31,9 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """The instructor's own folder (assignments/ and solutions/) with the starter in it, and an
-    nbgrader course built from it with one student's notebook of it autograded."""
+def starter(tmp_path_factory):
+    """The instructor's own folder (assignments/ and solutions/) with the starter in it, made by
+    ``autograder new`` and checked by ``autograder check``, outside the checkout."""
     assert exercises.ASSIGNMENTS_ENV not in os.environ  # nbgrader finds the folder by the config
     home = tmp_path_factory.mktemp("instructor")
     assert not home.is_relative_to(ROOT)
@@ -41,6 +41,15 @@ def course(tmp_path_factory):
     assert made.returncode == 0, made.stderr
     checked = cli("check", NAME, "--assignments", str(home / "assignments"), "--device",
                   TEST_DEVICE, "--no-mutants", cwd=home)
+    return {"home": home, "made": made, "checked": checked}
+
+
+@pytest.fixture(scope="module")
+def course(starter):
+    """An nbgrader course built from the starter's folder, with two students' notebooks of it
+    autograded by ``nbgrader autograde``."""
+    pytest.importorskip("nbgrader")
+    home = starter["home"]
     built = cli("course", "build", str(home / "course"), "--assignments",
                 str(home / "assignments"), "--device", TEST_DEVICE, "--allow-provisional",
                 cwd=home)
@@ -58,8 +67,7 @@ def course(tmp_path_factory):
         dest.parent.mkdir(parents=True)
         dest.write_text(nbb.dumps(nb), encoding="utf-8")
     nbgrader(course, "autograde", assignment, "--log-level=WARN")
-    return {"home": home, "made": made, "checked": checked, "course": course,
-            "assignment": assignment}
+    return {"course": course, "assignment": assignment}
 
 
 def _scores(course: Path, assignment: str, student: str) -> dict[str, tuple[float, float]]:
@@ -70,34 +78,35 @@ def _scores(course: Path, assignment: str, student: str) -> dict[str, tuple[floa
         return {g.name: (g.auto_score, g.max_score) for g in sub.grades}
 
 
-def test_new_writes_the_layout_of_the_built_in_assignments(course):
-    home = course["home"]
+def test_new_writes_the_layout_of_the_built_in_assignments(starter):
+    home = starter["home"]
     for part in ("exercise.py", "notebook.py"):
         assert (home / "assignments" / NAME / part).is_file()
     assert len(list((home / "assignments" / NAME / "mutants").glob("*.py"))) == 2
     assert (home / "solutions" / f"{NAME}.py").is_file()
+    assert (home / "assignments" / NAME / "mutants" / "equivalent.toml").is_file()
     again = cli("new", NAME, "--assignments", str(home / "assignments"), cwd=home)
     assert again.returncode == 2 and "already exists" in again.stderr
     bad = cli("new", "Not-A-Name", "--assignments", str(home / "assignments"), cwd=home)
     assert bad.returncode == 2 and "cannot name an assignment" in bad.stderr
 
 
-def test_check_passes_the_starter(course):
-    out = course["checked"].stdout
-    assert course["checked"].returncode == 0, out + course["checked"].stderr
+def test_check_passes_the_starter(starter):
+    out = starter["checked"].stdout
+    assert starter["checked"].returncode == 0, out + starter["checked"].stderr
     for step in ("definition", "solution and known-bad submissions", "notebook",
                  "contract text"):
         assert f"ok {step}" in out, out
     assert f"{NAME}: ready" in out
 
 
-def test_check_fails_a_known_bad_submission_that_gets_full_marks(course, tmp_path):
+def test_check_fails_a_known_bad_submission_that_gets_full_marks(starter, tmp_path):
     """A known-bad file the grader cannot tell from the solution fails the check (exit 1)."""
     import shutil
 
     copy = tmp_path / "assignments"
-    shutil.copytree(course["home"] / "assignments", copy)
-    shutil.copytree(course["home"] / "solutions", tmp_path / "solutions")
+    shutil.copytree(starter["home"] / "assignments", copy)
+    shutil.copytree(starter["home"] / "solutions", tmp_path / "solutions")
     (copy / NAME / "mutants" / "not_bad_at_all.py").write_text(
         "# kernelgrade-expect: correctness=failed\n"
         + (tmp_path / "solutions" / f"{NAME}.py").read_text())
