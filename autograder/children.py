@@ -8,7 +8,7 @@ own start-up and a context's teardown are GPU work that disturbed other gradings
 (issue 22). Shared holders run side by side. One child per grading
 runs the cases and then the timing, so each grading creates one CUDA context and compiles the
 student's kernel once for both (creating contexts is what a loaded host waits for). It says
-``ready`` at three points (:mod:`autograder.harness`) and waits for a byte each time; the
+``ready`` at three points (:mod:`autograder.child.harness`) and waits for a byte each time; the
 grader answers in that child's thread (:func:`run_holding`):
 
 1. before the cases: go (the lock is held shared: other gradings' cases may run beside them, no

@@ -97,7 +97,7 @@ def default_limits(backend: str) -> Limits:
     the GPU, not the host's CPU, and is stopped after ``case_timeout`` seconds, 5. That is
     what a deadlocked case costs, and it is safe for a correct kernel on a loaded host because
     nothing slow happens inside a GPU case any more: every case's kernel is compiled before the
-    first case's ``start`` (:func:`autograder.child_cases.compile_for_cases`; a grid-barrier
+    first case's ``start`` (:func:`autograder.child.cases.compile_for_cases`; a grid-barrier
     exercise's multi-phase kernel by its driver's ``prepare``; a kernel with a scalar
     argument would still compile in its first case: no exercise has one), and waiting for the
     GPU lock does not count. What is left is a case's own GPU work and host-device copies (the

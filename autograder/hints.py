@@ -96,7 +96,7 @@ class DeviceLimits:
 
     @classmethod
     def from_record(cls, rec: dict | None) -> "DeviceLimits | None":
-        """From the GPU child's ``device`` record (:func:`autograder.harness.device_facts`);
+        """From the GPU child's ``device`` record (:func:`autograder.child.harness.device_facts`);
         None when it lacks the per-SM limits (an older child, the simulator)."""
         try:
             return cls(int(rec["max_threads_per_sm"]), int(rec["max_blocks_per_sm"]),

@@ -84,7 +84,7 @@ def module_identity(path: str | os.PathLike, name: str) -> str:
 
 def solution_identity(text: str, kernel: str, consts: dict) -> str:
     """The identity of the instructor's kernel ``kernel`` in the solution ``text`` run with the
-    student's constants ``consts`` (:func:`autograder.child_timing.import_solution`)."""
+    student's constants ``consts`` (:func:`autograder.child.timing.import_solution`)."""
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return f"solution:{digest}:{kernel}:{json.dumps(consts, sort_keys=True, default=repr)}"
 

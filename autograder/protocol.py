@@ -1,4 +1,4 @@
-"""The typed protocol between the grader and its child process (:mod:`autograder.harness`).
+"""The typed protocol between the grader and its child process (:mod:`autograder.child.harness`).
 
 The grader sends one :class:`Request`, pickled on the child's standard input in its
 :meth:`Request.to_dict` form (the sandbox reads the cases' ids and inputs for their time
@@ -270,7 +270,7 @@ class Error(Record):
     (phase ``run``: the GPU context is lost, no case follows), ``skipped`` (phase
     ``contract``: as :class:`Imported`), ``finding`` (phase ``run``: an exercise driver's check
     of the kernel's behaviour failed, e.g. a grid barrier that let a thread through early: the
-    case failed, the kernel raised nothing; see :func:`autograder.child_channel.is_finding`)."""
+    case failed, the kernel raised nothing; see :func:`autograder.child.channel.is_finding`)."""
 
     TYPE = "error"
     phase: str

@@ -6,7 +6,7 @@ timed GPU child then reads instead of compiling them.
 and waits for it. That process runs no student code: it runs the instructor solution at its own
 constants, as a timed child would with a student who kept them (``TILE_WIDTH = 16``), and makes
 the timing's inputs and kernels exactly as that child does
-(:func:`autograder.child_timing.prepare_timing`), so their argument types and keys match; it
+(:func:`autograder.child.timing.prepare_timing`), so their argument types and keys match; it
 runs no kernel. It is not sandboxed, which is why it may write the cache and a child may not.
 The preflight (:mod:`autograder.preflight`) runs it on a GPU beside its grading of the solution,
 so it runs once per host and code version, like the preflight. A warm-up that fails is logged
@@ -96,7 +96,7 @@ def compile_timing_kernels(name: str) -> list:
     from numba import cuda
 
     from . import exercises, plan
-    from .child_timing import import_solution, prepare_timing
+    from .child.timing import import_solution, prepare_timing
 
     exercise = exercises.get(name)
     timing = plan.timing_request(exercise)

@@ -678,7 +678,7 @@ def _shown_kernel_cache(request: dict, backend: str, use_bwrap: bool) -> Path | 
 def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
              wrapper: tuple[str, ...] = (), writable: Path | None = None,
              read_only: tuple[Path, ...] = ()) -> list[str]:
-    harness = [*wrapper, sys.executable, "-P", "-m", "autograder.harness", str(wfd)]
+    harness = [*wrapper, sys.executable, "-P", "-m", "autograder.child.harness", str(wfd)]
     if use_bwrap:
         extra = ((Path(wrapper[0]).resolve().parent,) if wrapper else ()) + tuple(read_only)
         return _bwrap_command(workdir, gpu=backend == "gpu" and bool(gpu_nodes.device_nodes()),
@@ -690,7 +690,7 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
               wrapper: tuple[str, ...] = (), writable: Path | None = None,
               on_record=None, cancel: threading.Event | None = None,
               records: list | None = None) -> ChildRun:
-    """Run the harness on ``request`` (see :mod:`autograder.harness`) with ``workdir`` (the
+    """Run the harness on ``request`` (see :mod:`autograder.child.harness`) with ``workdir`` (the
     submission's scratch folder, read-only to the child) visible. Never raises for anything
     the child does; raises :class:`SandboxUnavailable` only under ``KERNELGRADE_SANDBOX=require``.
 

@@ -1,7 +1,7 @@
 """Which work beside a timing measurement disturbs it? (issue 22's leftover outlier)
 
 In one process on a GPU: the student's file against the instructor's kernel, measured again and
-again with the grader's own method (:func:`autograder.child_timing.measure_timing`: self-check,
+again with the grader's own method (:func:`autograder.child.timing.measure_timing`: self-check,
 interleaved rounds, L2 flush, every launch checked, the exercise's thresholds, so a kernel near
 1.0x settles after ``min_rounds``), while a background process does one kind of GPU-adjacent
 work that the GPU lock does not cover. Each mode reports the measured ratios and every round
@@ -52,7 +52,7 @@ def prepared_for(exercise_name: str, student_file: str):
     from numba import cuda
 
     from autograder import exercises, plan
-    from autograder.child_timing import import_solution, prepare_timing, warm_up
+    from autograder.child.timing import import_solution, prepare_timing, warm_up
 
     exercise = exercises.get(exercise_name)
     timing = plan.timing_request(exercise)
@@ -83,7 +83,7 @@ def main() -> int:
     ap.add_argument("--spike", type=float, default=0.10)
     ap.add_argument("--out")
     args = ap.parse_args()
-    from autograder.child_timing import measure_timing
+    from autograder.child.timing import measure_timing
     from autograder.timing import ratio_stats
 
     from autograder import timing

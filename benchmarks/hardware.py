@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import exercises, harness  # noqa: E402
+from autograder import exercises  # noqa: E402
+from autograder.child import harness  # noqa: E402
 from autograder.exercises import solution_path  # noqa: E402
 from autograder.plan import timing_request as _timing_request  # noqa: E402
 from autograder.timing import l2_flusher  # noqa: E402

@@ -6,7 +6,7 @@ Measured, each as a user runs it (fresh processes, the ``autograder`` command li
 * **floor**: a fresh Python that imports Numba, compiles the instructor's ``tiled_matmul`` and
   launches it once (what no grading can beat: interpreter, Numba, CUDA context or simulator
   start-up, one JIT): 64×64 on a GPU; on the simulator 33×33, the largest simulator case, with
-  the harness's thread switch interval (``autograder.harness.SIM_SWITCH_INTERVAL``);
+  the harness's thread switch interval (``autograder.child.harness.SIM_SWITCH_INTERVAL``);
 * **grade**: ``autograder grade SOLUTION -e tiled_matmul --json`` with ``--no-sanitize`` and
   (on a GPU) with the sanitizer, each with a *cold* preflight (an empty cache folder:
   the instructor solution is graded first, :mod:`autograder.preflight`) and a *warm* one (a
@@ -125,7 +125,7 @@ def _p50(values: list[float]) -> float | None:
 def floor(backend: str, runs: int, report: dict) -> None:
     """A fresh Python that imports Numba, compiles the solution and launches it once."""
     try:
-        from autograder.harness import SIM_SWITCH_INTERVAL
+        from autograder.child.harness import SIM_SWITCH_INTERVAL
     except ImportError:  # moved: the value measured in 2026-11-22_sim_speed.md
         SIM_SWITCH_INTERVAL = 2e-4
     env = {"NUMBA_ENABLE_CUDASIM": "1"} if backend == "sim" else {}

@@ -20,11 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import exercises, harness  # noqa: E402
+from autograder import exercises  # noqa: E402
+from autograder.child import harness  # noqa: E402
 from autograder.exercises import solution_path  # noqa: E402
 from autograder.plan import timing_request  # noqa: E402
 from autograder.timed_outputs import wrong_launches  # noqa: E402
-from autograder.child_timing import MAX_ROUNDS  # noqa: E402
+from autograder.child.timing import MAX_ROUNDS  # noqa: E402
 from autograder.timing import ratio_stats, time_pair  # noqa: E402
 
 

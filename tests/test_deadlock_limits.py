@@ -16,8 +16,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from autograder import (child_cases, child_channel, diagnostics, exercises, harness,
-                        known_bad, plan, sanitizer, self_check)
+from autograder import (diagnostics, exercises, known_bad, plan, sanitizer, self_check)
+from autograder.child import cases as child_cases
+from autograder.child import channel as child_channel
+from autograder.child import harness
 from autograder.devices import default_limits
 from autograder.nbgrader.public import PUBLIC_LIMITS
 from autograder.protocol import CaseRequest, Request

@@ -61,7 +61,7 @@ class FakeGPU:
 
 class FakeChildren:
     """Stands in for ``run_child`` (and ``diagnostics.run_sanitizers``) of GPU gradings, as
-    :mod:`autograder.harness` runs them: each fake child compiles (no GPU), says ``ready``,
+    :mod:`autograder.child.harness` runs them: each fake child compiles (no GPU), says ``ready``,
     waits for the go byte and only then uses the fake GPU for its cases; the graded child then
     says ``ready`` for the verdict and, told go, compiles the instructor's kernel, says
     ``ready`` again and measures."""

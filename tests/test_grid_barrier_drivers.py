@@ -99,7 +99,7 @@ def test_a_barrier_that_lets_a_thread_through_fails_its_case_with_the_drivers_me
     error record marked ``finding`` and is judged a failed case with the driver's words, not
     "your kernel raised"; an exception the kernel raises stays an error."""
     from autograder import plan
-    from autograder.child_channel import is_finding
+    from autograder.child.channel import is_finding
     driver = exercises.module("grid_barrier", "driver")
     BarrierLetThrough, check_entered = driver.BarrierLetThrough, driver.check_entered
     from autograder.judge_cases import judge_case

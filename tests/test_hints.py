@@ -235,7 +235,7 @@ def test_registers_that_do_not_limit_occupancy_are_not_named():
 
 
 def test_device_and_kernel_records_feed_the_hints():
-    from autograder import harness
+    from autograder.child import harness
 
     class Dev:  # what numba's Device answers, attribute by attribute
         name, compute_capability = b"NVIDIA H200", (9, 0)

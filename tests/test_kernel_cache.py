@@ -202,11 +202,11 @@ def test_the_early_driver_start_is_harmless_without_a_driver(tmp_path):
     """A GPU child starts the CUDA driver in a thread while it imports Numba; where there is no
     driver (this CI machine, or a broken setup) that thread ends quietly and Numba's own import
     and error reporting are what they were."""
-    from autograder import child_device
+    from autograder.child import device as child_device
 
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "from autograder.child_device import start_driver_early\n"
+        "from autograder.child.device import start_driver_early\n"
         "thread = start_driver_early()\n"
         "thread.join(30)\n"
         "print('alive' if thread.is_alive() else 'ended')\n")

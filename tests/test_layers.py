@@ -6,8 +6,9 @@ Lowest first:
 
 1. **foundations**: data, the wire format between grader and child, the exercise registry, pure
    helpers. No grading, no processes started.
-2. **child**: what runs in the child process (``python -m autograder.harness``). It never imports
-   the grader's side: the sandbox, the grading steps or the entry points.
+2. **child** (the folder ``autograder/child/``): what runs in the child process
+   (``python -m autograder.child.harness``). It never imports the grader's side: the sandbox,
+   the grading steps or the entry points.
 3. **sandbox**: starting, limiting and watching one child.
 4. **grading steps**: choosing the device, planning, running the children, judging their
    records (the judges are pure: see :func:`test_the_judges_start_nothing`), diagnostics, hints.
@@ -32,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                      "instrument", "instrument.*", "gpulock", "reaper", "store", "sanitizer",
                      "known_bad", "discovery", "environment", "host_blas", "cache_folder", "kernel_cache",
                      "gpu_nodes", "nodump", "assignment_package", "define")),
-    ("child", ("harness", "child_*")),
+    ("child", ("child", "child.*")),
     ("sandbox", ("sandbox", "parse_check")),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "concept_use", "diagnostics",
                        "hints", "children", "reference_warmup")),
@@ -133,20 +134,44 @@ def test_no_module_imports_from_a_higher_layer():
 
 
 def test_the_child_never_imports_the_grader_side():
-    grader_side = {m for m in MODULES if _layer(m) > _layer("harness")}
-    for module in ("harness", *(m for m in MODULES if m.startswith("child_"))):
+    grader_side = {m for m in MODULES if _layer(m) > _layer("child")}
+    for module in (m for m in MODULES if m == "child" or m.startswith("child.")):
         assert {t for t, _, _ in _imports(MODULES[module])} & grader_side == set(), module
 
 
 def test_the_child_imports_numba_only_inside_functions():
     """The harness chooses the backend (``NUMBA_ENABLE_CUDASIM``, read when Numba is imported)
     before Numba is imported: no module of the child may import it at module level."""
-    for module in ("harness", *(m for m in MODULES if m.startswith("child_")), "protocol",
+    for module in (*(m for m in MODULES if m.startswith("child.")), "protocol",
                    "channel", "environment", "buffers", "shapes", "definitions",
                    "same_code"):
         at_top = [line for t, line, top in _imports(MODULES[module])
                   if top and t in ("!numba", "!numba_cuda", "!llvmlite")]
         assert at_top == [], f"{module} imports numba at module level (line {at_top})"
+
+
+#: The package's folders (subpackages): each is one layer's, whole.
+FOLDERS = sorted({m.split(".")[0] for m in MODULES if "." in m})
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_each_folder_lies_in_one_layer(folder):
+    layers = {LAYERS[_layer(m)][0] for m in MODULES if m == folder or m.startswith(folder + ".")}
+    assert len(layers) == 1, f"autograder/{folder}/ spans the layers {sorted(layers)}"
+
+
+def test_no_two_folders_import_each_other():
+    """Folders import downwards only: never two that import each other (issue 23: ``report``
+    and ``nbgrader`` did)."""
+    edges = set()
+    for module, path in MODULES.items():
+        here = module.split(".")[0]
+        for target, _, _ in _imports(path):
+            there = target.split(".")[0]
+            if not target.startswith("!") and there != here and there in FOLDERS \
+                    and here in FOLDERS:
+                edges.add((here, there))
+    assert not {(a, b) for a, b in edges if (b, a) in edges}, sorted(edges)
 
 
 def test_the_judges_start_nothing():
@@ -165,6 +190,8 @@ def test_the_judges_start_nothing():
 def test_imports_are_found_wherever_they_are(source, expected):
     """The parser sees relative, absolute and function-level imports (else the rule above
     would pass vacuously)."""
-    assert expected in {t for t, _, _ in _imports(PACKAGE / "harness.py", source)}
+    assert expected in {t for t, _, _ in _imports(PACKAGE / "cli.py", source)}
+    assert expected in {t for t, _, _ in _imports(PACKAGE / "child" / "harness.py",
+                                                  source.replace("from .", "from .."))}
     assert expected in {t for t, _, _ in _imports(PACKAGE / "report" / "html.py",
                                                   source.replace("from .", "from .."))}

@@ -142,7 +142,7 @@ _CORPUS = ["solutions/*.py", "assignments/*/mutants/*.py",
 _SCAN = r"""
 import glob, json, re, sys
 from autograder import exercises
-from autograder.child_contract import contract_names
+from autograder.child.contract import contract_names
 from autograder.definitions import NotGradable, bindings, run_definitions
 from autograder.submission import load_source
 lazy = sys.argv[1] == "compile"

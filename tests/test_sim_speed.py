@@ -83,7 +83,7 @@ def test_a_compile_that_never_ends_is_named_in_every_case(tiled):
 # --- the graded child: cases, then the grader's verdict, then the timing ----------------------
 
 class _FakeGradedChild:
-    """Stands in for ``run_child`` of the graded GPU child (as :mod:`autograder.harness` runs
+    """Stands in for ``run_child`` of the graded GPU child (as :mod:`autograder.child.harness` runs
     it): ready → cases → ready (the verdict) → the timing's start, ready → measure →
     done."""
 

@@ -50,7 +50,7 @@ def test_self_check_flags_an_unstable_gpu_and_accepts_a_stable_one():
 def test_the_instructor_solution_is_run_with_the_students_constants(tmp_path):
     """A constant derived from the student's (a tile of BLOCK_SIZE + 14 elements) follows it:
     the instructor's kernel is timed at the student's sizes, never with a stale tile."""
-    from autograder.child_timing import import_solution
+    from autograder.child.timing import import_solution
 
     text = "BLOCK_SIZE = 256\nWIDTH = 15\nTILE = BLOCK_SIZE + WIDTH - 1\nOTHER = 3\n"
     module = import_solution(str(tmp_path / "s.py"), {"BLOCK_SIZE": 512}, text)
@@ -61,7 +61,8 @@ def test_a_self_check_off_for_a_moment_is_measured_again(monkeypatch):
     """A self-check disturbed for a moment (another process's GPU work) is taken again before
     the student's kernel is timed, instead of turning into a timing error; one that stays off
     is reported with its samples after ``SELF_CHECK_ATTEMPTS`` tries."""
-    from autograder import child_timing, timing
+    from autograder import timing
+    from autograder.child import timing as child_timing
 
     def run(self_checks):
         calls = []

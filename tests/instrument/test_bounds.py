@@ -73,8 +73,8 @@ def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name, req
     simulator_in_process(request)
     from numba import cuda
 
-    from autograder.child_cases import run_instrumented
-    from autograder.child_contract import import_submission, resolve
+    from autograder.child.cases import run_instrumented
+    from autograder.child.contract import import_submission, resolve
 
     ex = exercises.get(name)
     path = str(exercises.solution_path(ex))

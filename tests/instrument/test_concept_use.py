@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from autograder import concept_use, exercises
-from autograder.child_timing import import_solution
+from autograder.child.timing import import_solution
 from autograder.exercises import solution_path
 from autograder.instrument import instrumented_launch
 from autograder.shapes import evaluate

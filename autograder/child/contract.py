@@ -22,7 +22,7 @@ def import_submission(path: str, text: str | None = None, lazy: bool = False,
     kernel given a signature is not compiled eagerly (the compile child has no GPU). ``live``:
     the names the contract asks for (:func:`contract_names`); a skipped statement binding one
     is refused (:class:`autograder.definitions.NotGradable`)."""
-    from .definitions import run_definitions
+    from ..definitions import run_definitions
 
     if text is None:
         with open(path, encoding="utf-8") as f:

@@ -7,7 +7,7 @@ Only the submission's imports, constant assignments and function definitions run
 (:mod:`autograder.definitions`), from the source text in the request: no top-level statement of
 the student's can patch Numba, NumPy or this module, start threads, or write on the channel.
 
-Run as ``python -m autograder.harness CHANNEL_FD`` (:func:`autograder.sandbox.run_child`); the
+Run as ``python -m autograder.child.harness CHANNEL_FD`` (:func:`autograder.sandbox.run_child`); the
 request (:class:`autograder.protocol.Request`, pickled by the grader as its ``to_dict()``) comes
 on standard input and is read in full before any student code runs. The order of :func:`main`
 is the anti-cheat order:
@@ -17,7 +17,7 @@ is the anti-cheat order:
    waits until the grader holds the GPU lock for it), then point standard input at
    ``/dev/null``;
 2. choose the backend (``NUMBA_ENABLE_CUDASIM``, read when Numba is imported): no module of the
-   child imports Numba before this (:mod:`autograder.child_contract`, :mod:`~.child_cases`,
+   child imports Numba before this (:mod:`autograder.child.contract`, :mod:`~.child_cases`,
    :mod:`~.child_device` and :mod:`~.child_timing` import it inside functions only);
 3. before Numba and any student code, check that it imports the grader's own numpy, numba,
    numba-cuda and llvmlite (versions and folders, :func:`~.child_device.package_problem`); if
@@ -39,18 +39,18 @@ import os
 import pickle
 import sys
 
-from .child_cases import (compile_for_cases, compile_ptx, run_calls, run_cases,
+from .cases import (compile_for_cases, compile_ptx, run_calls, run_cases,
                           run_instrumented)
-from .child_simulator import SIM_SWITCH_INTERVAL, prepare_simulator
-from .child_channel import open_channel, send, send_error
-from .child_contract import ContractError, contract_names, import_submission, resolve
-from .child_device import (device_facts, device_record, kernel_facts,  # noqa: F401 (re-exported)
+from .simulator import SIM_SWITCH_INTERVAL, prepare_simulator
+from .channel import open_channel, send, send_error
+from .contract import ContractError, contract_names, import_submission, resolve
+from .device import (device_facts, device_record, kernel_facts,  # noqa: F401 (re-exported)
                            kernel_record, not_dumpable, package_problem, start_driver_early)
-from .child_timing import (import_solution, measure_timing,  # noqa: F401 (re-exported)
+from .timing import (import_solution, measure_timing,  # noqa: F401 (re-exported)
                            prepare_timing, warm_up)
-from .definitions import bindings
-from .environment import package_facts
-from .protocol import (Compiled, Done, Error, Hello, Imported, Instrumented, Ready, Request,
+from ..definitions import bindings
+from ..environment import package_facts
+from ..protocol import (Compiled, Done, Error, Hello, Imported, Instrumented, Ready, Request,
                        Start, TimingSamples)
 
 PTX_LIMIT = 4 << 20
@@ -184,7 +184,7 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
 
     driver = None
     if contract["driver"]:
-        from .assignment_package import import_driver
+        from ..assignment_package import import_driver
         driver = import_driver(contract["driver"], contract.get("driver_root"))
 
     if backend == "sim":

@@ -4,11 +4,11 @@ a record (:mod:`autograder.protocol`) and is judged there, never here."""
 
 from __future__ import annotations
 
-from . import buffers
-from .child_channel import send, send_error
-from .child_contract import defined
-from .protocol import CaseRequest, CaseResult, Start
-from .shapes import evaluate as launch_shape
+from .. import buffers
+from .channel import send, send_error
+from .contract import defined
+from ..protocol import CaseRequest, CaseResult, Start
+from ..shapes import evaluate as launch_shape
 
 STICKY = ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "UNKNOWN", "MISALIGNED", "ILLEGAL_INSTRUCTION",
           "HARDWARE_STACK", "ASSERT")
@@ -68,7 +68,7 @@ def prepare_driver(function, contract: dict, consts: dict) -> None:
     student's ``function`` before the cases start. Whatever it raises is dropped: the first
     case's launch compiles again and reports the failure in that case, with its own message.
     Raises ``ImportError`` for a driver module that is not installed (the grader's setup)."""
-    from .assignment_package import import_driver
+    from ..assignment_package import import_driver
 
     prepare = getattr(import_driver(contract["driver"], contract.get("driver_root")), "prepare",
                       None)
@@ -158,7 +158,7 @@ def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseReque
     """An instrumented simulator launch of one small case (:mod:`autograder.instrument`): races,
     divergent barriers, out-of-bounds accesses, bank conflicts, divergent branches, global
     loads; the report's ``params`` names the case's size. Its outputs are never graded."""
-    from .instrument import instrumented_launch
+    from ..instrument import instrumented_launch
 
     _, views = case_views(cuda, consts, case, contract.get("zeroed") or ())
     grid = launch_shape(contract["grid"], case.params, consts)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from .environment import PACKAGES_ENV, package_facts, package_mismatch
-from .protocol import Device, Kernel
+from ..environment import PACKAGES_ENV, package_facts, package_mismatch
+from ..protocol import Device, Kernel
 
 #: The ``device`` record's per-SM facts and the driver attributes they come from.
 DEVICE_ATTRIBUTES = {

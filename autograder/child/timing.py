@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import types
 
-from .kernel_cache import solution_identity
-from .protocol import TimingRequest
-from .shapes import evaluate as launch_shape
-from .timed_outputs import LaunchChecks
+from ..kernel_cache import solution_identity
+from ..protocol import TimingRequest
+from ..shapes import evaluate as launch_shape
+from ..timed_outputs import LaunchChecks
 
 TIMING_COPIES = 3
 TIMING_COPY_BYTES = 3 << 30
@@ -58,7 +58,7 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     GPU."""
     import numpy as np
 
-    from . import timing as timing_mod
+    from .. import timing as timing_mod
 
     solution = import_solution(timing.solution_path, consts, timing.solution_source)
     params = timing.params
@@ -128,7 +128,7 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
     checks' numbers for the grader, as the fields of :class:`autograder.protocol.TimingSamples`
     (milliseconds; ``seconds`` of sampling; ``retaken``: samples of either kernel taken again,
     disturbed or enqueued late: :func:`autograder.timing.time_pair`)."""
-    from . import timing as timing_mod
+    from .. import timing as timing_mod
 
     p = prepared
     copies = len(p["arg_sets"])

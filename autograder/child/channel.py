@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 import traceback
 
-from .channel import write_record
-from .protocol import Error, Record
+from ..channel import write_record
+from ..protocol import Error, Record
 
 _channel_fd = -1
 
