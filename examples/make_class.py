@@ -6,7 +6,7 @@ the manifest examples/class.json.
 
 The manifest maps student → assignment (``01_tiled_matmul``) → ``{"from": ..., "what": ...}``:
 ``"from"`` is ``"solution"`` (the exercise's instructor solution) or ``"mutants/<file>.py"`` (one
-of its known-bad submissions), both in the exercise's folder ``autograder/exercises/<name>/``;
+of its known-bad submissions, in ``assignments/<name>/mutants/``);
 ``"what"`` says in words what the student got right or wrong. The class holds nothing else: to
 show another mistake, add a mutant to the exercise's folder and name it here.
 

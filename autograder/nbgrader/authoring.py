@@ -3,7 +3,7 @@
 ``build_source_notebook(name)`` makes the instructor's notebook of exercise ``name`` (an nbformat
 node; ``autograder course build`` writes it to ``source/<NN_name>/<name>.ipynb``, with
 ``NN_name`` = ``EXERCISE.assignment``). Nothing about one exercise lives here: its own text is
-in its folder, ``autograder/exercises/<name>/``, and the rest is made from its definition.
+in its folder, ``assignments/<name>/``, and the rest is made from its definition.
 
 The format of ``notebook.py`` (the notebook's own text)
 --------------------------------------------------------

@@ -105,9 +105,10 @@ MODE_COMMENTS = {
 README_TEMPLATE = """\
 # {course_id}: nbgrader course
 
-Written by `autograder course build`: each `source/` notebook is built from its exercise's
-folder in kernelgrade (`autograder/exercises/<name>/`: `notebook.py`, `exercise.py` and the
-instructor `solution.py`).
+Written by `autograder course build`: each `source/` notebook is built from its assignment's
+folder (`assignments/<name>/`: `notebook.py` and `exercise.py`) and the instructor's
+`solutions/<name>.py`, copied to `instructor/solutions/` (a course's own assignments to
+`instructor/assignments/`).
 Run the commands below in this folder, with the Python environment where kernelgrade and
 nbgrader are installed (`pip install -e '.[nbgrader]'`) *activated*: nbgrader runs `alembic` from
 `PATH`, and nbgrader must be able to `import autograder`.
