@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from . import settings
 
-CACHE_ENV = "KERNELGRADE_CACHE_DIR"  # the cache folder (default: the user's cache folder)
-CACHE_SWITCH_ENV = "KERNELGRADE_PREFLIGHT_CACHE"  # "off" (or 0, no, false): no cache
+CACHE_ENV = settings.CACHE_DIR  # the cache folder (default: the user's cache folder)
+CACHE_SWITCH_ENV = settings.PREFLIGHT_CACHE  # "off" (or 0, no, false): no cache
 CACHE_MAX_AGE_S = 30 * 24 * 3600  # entries older than this are removed when one is written
 
 

@@ -19,13 +19,14 @@ import sys
 from pathlib import Path
 
 from .errors import GraderSetupError
+from . import settings
 
 # Module name → distribution name: the packages whose copy a child must share with the grader.
 PACKAGES = {"numpy": "numpy", "numba": "numba", "numba_cuda": "numba-cuda",
             "llvmlite": "llvmlite"}
 # The grader's package_facts(), as JSON, in each child's environment (removed by the harness
 # before any student code runs).
-PACKAGES_ENV = "KERNELGRADE_GRADER_PACKAGES"
+PACKAGES_ENV = settings.GRADER_PACKAGES
 PREFIX = "grader environment: "
 
 def package_facts() -> dict[str, dict | None]:

@@ -38,11 +38,12 @@ import pickle
 import sys
 import threading
 from pathlib import Path
+from . import settings
 
 #: The cache folder, in a GPU child's environment (read-only there) and the warm-up's.
-CACHE_ENV = "KERNELGRADE_KERNEL_CACHE"
+CACHE_ENV = settings.KERNEL_CACHE
 #: Set (to ``1``) only in the trusted warm-up process: compiled kernels are saved.
-WRITE_ENV = "KERNELGRADE_KERNEL_CACHE_WRITE"
+WRITE_ENV = settings.KERNEL_CACHE_WRITE
 SUFFIX = ".kernel"
 FORMAT = 1
 

@@ -13,13 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import settings
 from .cache_folder import CACHE_ENV, CACHE_SWITCH_ENV
 from .environment import package_facts
 
 CACHE_FORMAT = 1
 # Environment variables the children inherit that could change a verdict (by prefix).
-_ENV_PREFIXES = ("NUMBA_", "CUDA_", "LD_", "PYTHON", "NVIDIA_", "KERNELGRADE_")
-_ENV_IGNORED = (CACHE_ENV, CACHE_SWITCH_ENV, "KERNELGRADE_TEST_DEVICE")
+_ENV_PREFIXES = ("NUMBA_", "CUDA_", "LD_", "PYTHON", "NVIDIA_", settings.PREFIX)
+_ENV_IGNORED = (CACHE_ENV, CACHE_SWITCH_ENV, settings.TEST_DEVICE)
 
 
 def _sha256_files(paths) -> str:

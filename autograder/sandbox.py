@@ -66,6 +66,7 @@ from .channel import ChannelError, read_record
 from .reaper import proc_stats
 from .errors import GraderSetupError
 from .host_blas import ONE_THREAD_ENV
+from . import settings
 
 OUTPUT_LIMIT_BYTES = 64 << 20
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -227,7 +228,7 @@ _status_lock = threading.Lock()
 
 
 def _mode() -> str:
-    mode = os.environ.get("KERNELGRADE_SANDBOX", "auto").strip().lower() or "auto"
+    mode = os.environ.get(settings.SANDBOX, "auto").strip().lower() or "auto"
     if mode not in ("auto", "off", "require"):
         raise ValueError(f"KERNELGRADE_SANDBOX must be auto, off or require, not {mode!r}")
     return mode
@@ -579,7 +580,7 @@ def child_env(backend: str) -> dict:
     from .environment import PACKAGES_ENV, package_facts
 
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("KERNELGRADE_", "NUMBA_ENABLE_CUDASIM", "DASK_"))}
+           if not k.startswith((settings.PREFIX, "NUMBA_ENABLE_CUDASIM", "DASK_"))}
     env["PYTHONPATH"] = os.pathsep.join([str(PROJECT_ROOT), *import_path()])
     if site.ENABLE_USER_SITE:  # the same user site (and its .pth files), whatever HOME is
         env["PYTHONUSERBASE"] = site.getuserbase()

@@ -36,7 +36,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from .. import assignment_package
+from .. import assignment_package, settings
 from .base import Exercise
 
 #: The project's root in a source checkout (where ``assignments/`` and ``solutions/`` are).
@@ -52,10 +52,10 @@ SOLUTIONS_FOLDER = "solutions"
 #: A folder of instructor solutions (``<name>.py`` or ``<name>/solution.py``), for an installed
 #: kernelgrade that carries none; a course's nbgrader_config.py sets it to the course's
 #: ``instructor/solutions`` (``autograder course build`` copies them there).
-SOLUTIONS_ENV = "KERNELGRADE_SOLUTIONS"
+SOLUTIONS_ENV = settings.SOLUTIONS
 #: Folders of a course's own assignments (``os.pathsep``-separated), registered in every
 #: process that reads this registry (grader, batch workers): ``--assignments DIR`` sets it.
-ASSIGNMENTS_ENV = "KERNELGRADE_ASSIGNMENTS"
+ASSIGNMENTS_ENV = settings.ASSIGNMENTS
 
 
 @functools.lru_cache(maxsize=1)

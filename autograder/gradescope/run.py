@@ -42,12 +42,13 @@ from .. import exercises
 from ..cache_folder import CACHE_ENV
 from ..errors import GraderSetupError
 from ..report import export
+from .. import settings
 
 DEFAULT_ROOT = "/autograder"
-ROOT_ENV = "KERNELGRADE_GRADESCOPE_ROOT"
-PYTHON_ENV = "KERNELGRADE_GRADESCOPE_PYTHON"
-SANDBOX_ENV = "KERNELGRADE_SANDBOX"
-DEVICE_ENV = "KERNELGRADE_DEVICE"
+ROOT_ENV = settings.GRADESCOPE_ROOT
+PYTHON_ENV = settings.GRADESCOPE_PYTHON
+SANDBOX_ENV = settings.SANDBOX
+DEVICE_ENV = settings.DEVICE
 #: Owner of the bundle's solutions when the grader runs as root (Gradescope's containers): a
 #: user id nothing runs as. A child of the sandbox is root without capabilities, so a file owned
 #: by another user with mode 0400 is closed to it, while the grader (root with its capabilities)

@@ -41,6 +41,7 @@ from typing import Sequence
 from ..results import ExerciseResult, Kind
 from ..submission import Source, notebook_source
 from ..report.parts import part_points, render_part
+from .. import settings
 
 __all__ = ["TEST_CELL_MARKER", "DEVICE_ENV", "is_test_cell", "executed_cells",
            "executed_notebook", "executed_source", "part_points", "grade_this_notebook",
@@ -52,7 +53,7 @@ TEST_CELL_MARKER = "# autograder test cell"
 
 #: Environment variable naming the device to grade on: ``auto`` (the default), ``gpu`` or ``sim``.
 #: Read by :func:`grade_this_notebook` and by the grading preprocessor (in nbgrader's process).
-DEVICE_ENV = "KERNELGRADE_DEVICE"
+DEVICE_ENV = settings.DEVICE
 
 #: Results already computed in this kernel, keyed by (exercise, device, seed, source digest).
 _RESULTS: dict[tuple, ExerciseResult] = {}

@@ -29,7 +29,7 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from .. import exercises
+from .. import exercises, settings
 from ..exercises.base import Exercise
 from . import notebook as nbb
 from .authoring import AuthoringError, build_source_notebook, notebook_file
@@ -64,9 +64,9 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 
 # Device the grader runs students' kernels on (read by autograder's GradeWithAutograder in
 # nbgrader's process): auto = a GPU when there is one, else Numba's CUDA simulator.
-os.environ.setdefault("KERNELGRADE_DEVICE", {device!r})
+os.environ.setdefault({device_env!r}, {device!r})
 # The instructor solutions (copied here by `course build`; never released to students).
-os.environ.setdefault("KERNELGRADE_SOLUTIONS", os.path.join(HERE, "instructor", "solutions"))
+os.environ.setdefault({solutions_env!r}, os.path.join(HERE, "instructor", "solutions"))
 {sim_line}
 # `nbgrader autograde` grades with autograder's GradeWithAutograder, outside any kernel the
 # student's code ran in: it grades the submitted notebook's code cells in the grader's sandboxed
@@ -84,7 +84,7 @@ c.GradeWithAutograder.allow_provisional = {allow_provisional!r}
 
 # Seconds before nbgrader interrupts a cell when it runs the notebooks (--run-notebooks only;
 # grading has its own time limits).
-CELL_TIMEOUT = int(os.environ.get("KERNELGRADE_CELL_TIMEOUT", {cell_timeout}))
+CELL_TIMEOUT = int(os.environ.get({cell_timeout_env!r}, {cell_timeout}))
 c.ExecutePreprocessor.timeout = CELL_TIMEOUT
 c.Execute.timeout = CELL_TIMEOUT
 c.Execute.interrupt_on_timeout = True
@@ -254,11 +254,13 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
                 'simulator\n' if device == "sim" else "")
     if own.is_dir():
         sim_line += ('# The course\'s own assignments (copied here by `course build`).\n'
-                     'os.environ.setdefault("KERNELGRADE_ASSIGNMENTS", '
+                     f'os.environ.setdefault({settings.ASSIGNMENTS!r}, '
                      'os.path.join(HERE, "instructor", "assignments"))\n')
     steps = AFTER_EXECUTE if run_notebooks else NEVER_EXECUTE
     (root / "nbgrader_config.py").write_text(CONFIG_TEMPLATE.format(
         course_id=course_id, device=device, sim_line=sim_line, cell_timeout=int(cell_timeout),
+        device_env=settings.DEVICE, solutions_env=settings.SOLUTIONS,
+        cell_timeout_env=settings.CELL_TIMEOUT,
         mode_comment=MODE_COMMENTS[bool(run_notebooks)],
         preprocessors="".join(f"    {p!r},\n" for p in steps),
         allow_provisional=bool(allow_provisional)), encoding="utf-8")

@@ -107,7 +107,7 @@ def test_cli_course_build(tmp_path):
     assert (tmp_path / "c" / "submitted" / "alice" / "01_tiled_matmul" /
             "tiled_matmul.ipynb").is_file()
     config = (tmp_path / "c" / "nbgrader_config.py").read_text()
-    assert "KERNELGRADE_DEVICE\", 'sim'" in config
+    assert "os.environ.setdefault('KERNELGRADE_DEVICE', 'sim')" in config
     assert "c.GradeWithAutograder.allow_provisional = False" in config
     result = runner.invoke(app, ["course", "build", str(tmp_path / "d"), "--device", "sim",
                                  "--allow-provisional", "--run-notebooks"])
