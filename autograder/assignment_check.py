@@ -97,17 +97,21 @@ def check(name: str, device: str = "auto", mutation: bool | None = None,
           jobs: int = 2) -> list[Step]:
     """Run the steps for assignment ``name`` on ``device`` (``auto``, ``gpu``, ``sim``);
     ``mutation``: run the mutation analysis (None: on a GPU only). Later steps are skipped once
-    the definition fails. Raises :class:`autograder.exercises.UnknownExercise`,
-    ``FileNotFoundError`` (no solution) and what :func:`autograder.devices.resolve_device`
-    raises: the grader's setup, not the assignment."""
+    the definition fails or the solution is missing. Raises
+    :class:`autograder.exercises.UnknownExercise` and what
+    :func:`autograder.devices.resolve_device` raises: the grader's setup, not the
+    assignment."""
     from .devices import resolve_device
 
     backend = resolve_device(device)
     exercises.folder(name)
-    exercises.solution_path(name)
     steps = [_definition(name)]
     if not steps[0].ok:
         return steps
+    try:
+        exercises.solution_path(name)
+    except FileNotFoundError as exc:
+        return steps + [Step("solution", False, str(exc))]
     steps += [_gradings(name, backend, jobs), _notebook(name), _contract(name)]
     if mutation if mutation is not None else backend == "gpu":
         steps.append(_mutation(name, backend))

@@ -503,11 +503,20 @@ def mutants_command(
 
 @app.command("exercises")
 def list_exercises(assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION) -> None:
-    """List the exercises and where they come from."""
+    """List the exercises and where they come from; exit 2 when a definition does not load
+    (each one that does not is listed with why)."""
     _use_assignments(assignments_dir)
+    broken = 0
     for name in exercises.names():
-        ex = exercises.get(name)
+        try:
+            ex = exercises.get(name)
+        except exercises.DefinitionError as exc:
+            broken += 1
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+            continue
         typer.echo(f"{name:18} {ex.title} — {ex.source}")
+    if broken:
+        raise typer.Exit(2)
 
 
 # --- a course's own assignments (issue 23) ------------------------------------------------------

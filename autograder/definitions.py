@@ -44,6 +44,7 @@ import math
 import types
 from dataclasses import dataclass
 
+from . import pyast
 from .same_code import NotGradable, check_kernels, check_skipped_bindings  # noqa: F401
 
 ALLOWED_MODULES = ("numba", "numpy", "math")
@@ -350,7 +351,7 @@ def check_signature_string(sig: str, kinds: _Kinds) -> None:
     """A string signature (``"void(float32[:, ::1], int32)"``) may only name Numba types:
     Numba ``eval``s it, so anything else could run code."""
     try:
-        tree = ast.parse(sig, mode="eval")
+        tree = pyast.parse(sig, mode="eval")
     except SyntaxError:
         raise Disallowed(f"signature {sig!r} does not parse") from None
     ok_nodes = (ast.Expression, ast.Call, ast.Name, ast.Subscript, ast.Slice, ast.Tuple,
@@ -558,7 +559,7 @@ def run_definitions(text: str, path: str, namespace: dict, lazy: bool = False,
     ``lazy``: leave out the signatures given to ``cuda.jit`` (after checking them), so nothing
     compiles eagerly: the GPU-compile child has no GPU to compile for, and compiles the kernel
     for the contract's signature itself."""
-    tree = ast.parse(text, filename=path)
+    tree = pyast.parse(text, filename=path)
     namespace.setdefault("__builtins__", builtins)
     runner = _Runner(path, namespace, _Kinds(path), lazy)
     runner.run(tree)

@@ -39,6 +39,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
+from . import pyast
 from .occupancy import REGISTERS_PER_SM, resident_blocks
 from .results import ExerciseResult, Kind, Status, TestResult
 
@@ -341,7 +342,7 @@ def runtime_bound_loops(text: str) -> list[tuple[int, str]]:
     import ast
 
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return []
 
@@ -559,7 +560,7 @@ def _block_constants(exercise, consts: dict) -> tuple[str, ...]:
     names: list[str] = []
     for expr in getattr(exercise.contract, "block", ()) or ():
         try:
-            found = [n.id for n in ast.walk(ast.parse(str(expr), mode="eval"))
+            found = [n.id for n in ast.walk(pyast.parse(str(expr), mode="eval"))
                      if isinstance(n, ast.Name)]
         except SyntaxError:
             continue

@@ -10,8 +10,8 @@ from . import ptx
 from .exercises.base import Exercise
 from .judge_cases import (TIMING_NAME, all_tests, apply_race_verdict, case_errors, case_outputs,
                           concept_name, early_failure, judge_case, once, where)
-from .protocol import (CaseResult, Compiled, Error, Hello, Imported, ProtocolError,
-                       TimingSamples, received)
+from .protocol import (CaseResult, Compiled, Error, Hello, Imported, TimingSamples,
+                       received)
 from .results import Kind, Status, TestResult
 from .submission import Source
 from .timed_outputs import wrong_launches
@@ -38,18 +38,10 @@ def collect(exercise: Exercise, source: Source, backend: str, cases, run, compil
     tests = []
     correct_everywhere = True
     for c in cases:
-        spec = c.spec
-        try:
-            status, points, msg, *details = judge_case(exercise, source, backend, c, outputs,
-                                                       errors, run, consts)
-        except Exception as exc:  # a malformed record from the child: never the grader's crash
-            why = exc if isinstance(exc, ProtocolError) else type(exc).__name__
-            status, points, msg, details = (
-                Status.ERROR, 0.0, f"the grading process sent a malformed result ({why})", [])
-        if status is not Status.PASSED and status is not Status.SKIPPED:
+        test = judge_case(exercise, source, backend, c, outputs, errors, run, consts)
+        if test.status is not Status.PASSED and test.status is not Status.SKIPPED:
             correct_everywhere = False
-        tests.append(TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points,
-                                spec.points, msg, details[0] if details else None))
+        tests.append(test)
     if apply_race_verdict(exercise, source, tests, report):
         correct_everywhere = False
     if exercise.concept:

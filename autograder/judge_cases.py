@@ -118,10 +118,27 @@ def case_errors(rx) -> dict:
 
 
 def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
-               errors: dict, run, consts: dict) -> tuple:
-    """One planned case (:class:`autograder.plan.PlannedCase`): (status, points, message) or
-    (status, points, message, details). ``outputs`` and ``errors``: :func:`case_outputs` and
-    :func:`case_errors`. May raise for outputs that do not fit (the caller says so)."""
+               errors: dict, run, consts: dict) -> TestResult:
+    """The correctness test of one planned case (:class:`autograder.plan.PlannedCase`).
+    ``outputs`` and ``errors``: :func:`case_outputs` and :func:`case_errors`; ``consts``: the
+    submission's constants. A record that does not fit (a malformed result from the child) is
+    an ``error`` that says so, never the grader's crash."""
+    spec = c.spec
+    try:
+        status, points, msg, *details = _case_verdict(exercise, source, backend, c, outputs,
+                                                      errors, run, consts)
+    except Exception as exc:  # noqa: BLE001 - the child's record, never the grader's crash
+        why = exc if isinstance(exc, ProtocolError) else type(exc).__name__
+        status, points, msg, details = (
+            Status.ERROR, 0.0, f"the grading process sent a malformed result ({why})", [])
+    return TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points, spec.points,
+                      msg, details[0] if details else None)
+
+
+def _case_verdict(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
+                  errors: dict, run, consts: dict) -> tuple:
+    """(status, points, message) or (status, points, message, details) of one case; raises
+    for outputs that do not fit (:func:`judge_case` says so)."""
     spec = c.spec
     if backend == "sim" and not spec.sim:
         return Status.SKIPPED, 0.0, spec.why_gpu or SIM_SKIP
@@ -267,9 +284,6 @@ def passed_every_case(exercise: Exercise, source: Source, run, cases) -> bool:
         return False
     if rx.errors(*SPOILS_TIMING):
         return False
-    try:
-        consts = rx.first(Imported).constants
-        return all(judge_case(exercise, source, "gpu", c, case_outputs(rx), {}, run, consts)[0]
-                   is Status.PASSED for c in cases)
-    except Exception:  # an output that does not fit: collect says what it was
-        return False
+    consts = rx.first(Imported).constants
+    return all(judge_case(exercise, source, "gpu", c, case_outputs(rx), {}, run, consts).status
+               is Status.PASSED for c in cases)

@@ -43,6 +43,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from . import pyast
+
 SELF_CHECK_TOLERANCE = 0.05
 
 
@@ -62,7 +64,7 @@ def loop_bounds_at_run_time(text: str, kernel: str, constants=()) -> bool:
     bound that reads ``cuda.blockDim`` only to fold it away (``cuda.blockDim.x * 0``). False for
     text that does not parse or has no such function."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return False
     found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel]

@@ -124,10 +124,9 @@ def test_a_barrier_that_lets_a_thread_through_fails_its_case_with_the_drivers_me
     ex = exercises.get("grid_barrier")
     case = plan.make_cases(ex, 1)[0]
     source = Source("x = 1\n", "submission.py", [(None, 1)])
-    status, points, message, *_ = judge_case(ex, source, "gpu", case, {}, {case.id: record},
-                                             None, {})
-    assert (status, points) == (Status.FAILED, 0.0)
-    assert message.startswith("a thread came out of your barrier (call 3)")
+    judged = judge_case(ex, source, "gpu", case, {}, {case.id: record}, None, {})
+    assert (judged.status, judged.points) == (Status.FAILED, 0.0)
+    assert judged.message.startswith("a thread came out of your barrier (call 3)")
     raised_by_kernel = Error("run", "RuntimeError: x", id=case.id)
-    status, *_ = judge_case(ex, source, "gpu", case, {}, {case.id: raised_by_kernel}, None, {})
-    assert status is Status.ERROR
+    judged = judge_case(ex, source, "gpu", case, {}, {case.id: raised_by_kernel}, None, {})
+    assert judged.status is Status.ERROR and judged.name == case.spec.name

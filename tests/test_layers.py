@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                      "definitions", "same_code", "submission", "exercises", "exercises.*",
                      "instrument", "instrument.*", "gpulock", "reaper", "store", "sanitizer",
                      "known_bad", "discovery", "environment", "host_blas", "cache_folder", "kernel_cache",
-                     "gpu_nodes", "nodump", "assignment_package", "define", "settings")),
+                     "gpu_nodes", "nodump", "assignment_package", "define", "settings", "pyast")),
     ("child", ("child", "child.*")),
     ("sandbox", ("sandbox", "parse_check")),
     ("grading steps", ("devices", "plan", "judge_cases", "judge", "concept_use", "diagnostics",

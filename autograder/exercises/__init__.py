@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import assignment_package, settings
+from ..errors import GraderSetupError
 from .base import Exercise
 
 #: The project's root in a source checkout (where ``assignments/`` and ``solutions/`` are).
@@ -74,6 +75,12 @@ def builtin_root() -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+class DefinitionError(GraderSetupError):
+    """An assignment's ``exercise.py`` (or a module it imports) cannot be loaded, or defines no
+    ``EXERCISE = Exercise(...)``: the instructor's fault, so a setup error (exit status 2),
+    never a student's grade. ``str()`` names the file and what it raised, on one line."""
 
 
 class UnknownExercise(KeyError):
@@ -160,7 +167,8 @@ def module(name: str, part: str = "exercise"):
 
 def get(name: str) -> Exercise:
     """The exercise called ``name``. Raises :class:`UnknownExercise`; a definition that does
-    not define ``EXERCISE = Exercise(...)`` raises ``AttributeError`` naming its file. A
+    not load or defines no ``EXERCISE = Exercise(...)`` raises :class:`DefinitionError` naming
+    its file. A
     contract's ``driver`` (a module below the folder of assignments, e.g.
     ``grid_barrier.driver``) comes back as the full module name, with the folder the child
     registers it from (``driver_root``)."""
@@ -171,9 +179,14 @@ def get(name: str) -> Exercise:
     if known is not None and known[0] == root:
         return known[1]
     package = package_of(root)
-    exercise = getattr(module(name), "EXERCISE", None)
+    try:
+        exercise = getattr(module(name), "EXERCISE", None)
+    except Exception as exc:  # noqa: BLE001 - the instructor's code: whatever it raises
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise DefinitionError(f"{root / name / DEFINITION} does not load: "
+                              f"{type(exc).__name__}: {first}") from exc
     if not isinstance(exercise, Exercise):
-        raise AttributeError(f"{root / name / DEFINITION} defines no EXERCISE = Exercise(...)")
+        raise DefinitionError(f"{root / name / DEFINITION} defines no EXERCISE = Exercise(...)")
     driver = exercise.contract.driver
     if driver and not driver.startswith(package + "."):
         exercise = replace(exercise, contract=replace(

@@ -21,6 +21,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Iterator
 
+from .. import pyast
+
 #: Operator name -> what it does (``autograder mutants --operator NAME``).
 OPERATORS: dict[str, str] = {
     "relop": "a comparison swapped: < <=, > >=, == != (each way)",
@@ -224,7 +226,7 @@ def mutants(source: str, operators: list[str] | None = None) -> list[Mutant]:
     if unknown:
         raise ValueError(f"unknown mutation operator(s) {', '.join(unknown)}; "
                          f"known: {', '.join(OPERATORS)}")
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     text = _Text(source)
     found: list[Mutant] = []
     ranks: dict[str, int] = {}
@@ -238,7 +240,7 @@ def mutants(source: str, operators: list[str] | None = None) -> list[Mutant]:
             if mutated in sources:
                 continue
             try:
-                ast.parse(mutated)
+                pyast.parse(mutated)
             except SyntaxError:
                 continue
             sources.add(mutated)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 
+from .. import pyast
 from ..exercises.base import Exercise
 from ..results import Kind
 
@@ -112,7 +113,7 @@ def part_max_points(exercise: Exercise) -> dict[str, float]:
 
 def strip_module_docstring(text: str) -> str:
     """``text`` (Python source) without its module docstring and the blank lines after it."""
-    tree = ast.parse(text)
+    tree = pyast.parse(text)
     body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None),
                                                              ast.Constant) \
@@ -130,7 +131,7 @@ def mark_solution(text: str, function: str) -> str:
     What lies outside the body (imports, constants, the decorator and ``def`` line) stays in the
     students' copy as scaffolding. Raises ``ValueError`` when ``text`` has no such function.
     """
-    tree = ast.parse(text)
+    tree = pyast.parse(text)
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function),
               None)
     if fn is None:

@@ -128,3 +128,22 @@ def test_nbgrader_autograde_grades_the_course_assignment(course):
     assert exercises.ASSIGNMENTS_ENV in config
     assert (course["course"] / "instructor" / "assignments" / NAME / "exercise.py").is_file()
     assert os.environ.get(exercises.ASSIGNMENTS_ENV) is None
+
+
+def test_a_definition_that_does_not_load_is_the_instructors_fault(tmp_path):
+    """A course's ``exercise.py`` that raises: ``grade`` and ``exercises`` exit 2 naming the
+    file (never a traceback or a student's zero), ``check`` fails its definition step (exit 1)."""
+    folder = tmp_path / "assignments" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "exercise.py").write_text("raise ZeroDivisionError('oops')\n")
+    (tmp_path / "sub.py").write_text("x = 1\n")
+    where = str(folder / "exercise.py")
+    graded = cli("grade", str(tmp_path / "sub.py"), "-e", "broken", "--assignments",
+                 str(tmp_path / "assignments"), "--device", "sim", cwd=tmp_path)
+    assert graded.returncode == 2 and "Traceback" not in graded.stderr
+    assert f"{where} does not load: ZeroDivisionError: oops" in graded.stderr
+    listed = cli("exercises", "--assignments", str(tmp_path / "assignments"), cwd=tmp_path)
+    assert listed.returncode == 2 and where in listed.stderr and "tiled_matmul" in listed.stdout
+    checked = cli("check", "broken", "--assignments", str(tmp_path / "assignments"),
+                  "--device", "sim", cwd=tmp_path)
+    assert checked.returncode == 1 and "FAILED definition" in checked.stdout
