@@ -499,5 +499,17 @@ class Received:
 
 
 def received(run) -> Received:
-    """:class:`Received` for a :class:`autograder.sandbox.ChildRun` (an empty one for None)."""
-    return Received(run.records if run is not None else ())
+    """:class:`Received` for a :class:`autograder.sandbox.ChildRun` (an empty one for None),
+    parsed once per run: kept on the run while no record arrives after it (a hook may ask while
+    the child still sends). Treat it as read-only: the judges share it."""
+    if run is None:
+        return Received(())
+    kept = getattr(run, "_received", None)
+    if kept is not None and kept[0] == len(run.records):
+        return kept[1]
+    parsed = Received(run.records)
+    try:
+        run._received = (len(run.records), parsed)
+    except AttributeError:  # a run that takes no new attribute: parsed again next time
+        pass
+    return parsed

@@ -139,3 +139,21 @@ def test_a_malformed_case_record_is_that_case_s_error_not_a_crash():
     assert tests[0].status is Status.ERROR
     assert "malformed result (case record without outputs or value)" in tests[0].message
     assert all(t.status is Status.PASSED for t in tests[1:]) and len(tests) == len(cases)
+
+
+def test_a_runs_records_are_parsed_once_until_another_arrives(monkeypatch):
+    """``received(run)`` parses a child's records once for all its judges (issue 23: 15 call
+    sites parsed them again), and again when a record has arrived since."""
+    from autograder import protocol
+    from autograder.sandbox import ChildRun
+
+    parsed = []
+    real = protocol.parse
+    monkeypatch.setattr(protocol, "parse", lambda h, a: parsed.append(h) or real(h, a))
+    run = ChildRun(records=[(protocol.Start(0).to_header(), {})])
+    first = protocol.received(run)
+    assert protocol.received(run) is first and len(parsed) == 1
+    run.records.append((protocol.Start("timing").to_header(), {}))
+    later = protocol.received(run)
+    assert later is not first and [r.id for r in later.all(protocol.Start)] == [0, "timing"]
+    assert protocol.received(None).records == []
