@@ -77,7 +77,7 @@ def _fail(message: str) -> None:
 SOLUTIONS_OPTION = typer.Option(
     None, "--solutions", help="Folder of instructor solutions (<exercise>.py or "
     "<exercise>/solution.py) for an installed kernelgrade, which carries none (sets "
-    "$KERNELGRADE_SOLUTIONS); a source checkout uses its exercise folders' own.")
+    "$KERNELGRADE_SOLUTIONS); a source checkout uses its solutions/ folder.")
 
 
 #: ``--assignments DIR`` (repeatable) of every command that reads exercises: a course's own
@@ -90,8 +90,8 @@ ASSIGNMENTS_OPTION = typer.Option(
 
 
 def _use_assignments(folders: Optional[list[Path]]) -> None:
-    """Apply ``--assignments DIR...``: register each folder here and set
-    ``$KERNELGRADE_ASSIGNMENTS`` for the processes this run starts (batch workers, nbgrader).
+    """Apply ``--assignments DIR...``: add each folder to ``$KERNELGRADE_ASSIGNMENTS``, which
+    the registry reads here and in the processes this run starts (batch workers, nbgrader).
     Exit 2 when one is not a folder."""
     if not folders:
         return
@@ -100,9 +100,7 @@ def _use_assignments(folders: Optional[list[Path]]) -> None:
             _fail(f"--assignments {folder}: no such folder (it should hold <name>/exercise.py "
                   "folders)")
     known = [p for p in os.environ.get(exercises.ASSIGNMENTS_ENV, "").split(os.pathsep) if p]
-    for folder in folders:
-        exercises.add_folder(folder)
-        known.append(str(folder.resolve()))
+    known += [str(folder.resolve()) for folder in folders]
     os.environ[exercises.ASSIGNMENTS_ENV] = os.pathsep.join(dict.fromkeys(known))
 
 
@@ -539,11 +537,11 @@ def new_assignment(
 
     if assignments_dir.is_dir():
         _use_assignments([assignments_dir])
-    if number is None:
-        number = 1 + max((exercises.get(n).number for n in exercises.names()), default=0)
     try:
+        if number is None:
+            number = 1 + max((exercises.get(n).number for n in exercises.names()), default=0)
         written = write_starter(name, assignments_dir, solutions_dir, number, title)
-    except (ValueError, FileExistsError, OSError) as exc:
+    except (ValueError, FileExistsError, OSError, GraderSetupError) as exc:
         _fail(str(exc))
     for path in written:
         typer.echo(f"wrote {path}")

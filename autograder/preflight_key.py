@@ -123,7 +123,7 @@ def fingerprint(exercise: str, backend: str, sanitize: bool) -> tuple[str, dict]
         "exercise": exercise,
         "kernelgrade": _package_digest(),
         "exercise_files": _sha256_files([folder / exercises.DEFINITION, folder / exercises.DRIVER,
-                                         solution, *sorted(folder.parent.glob("*.py"))]),
+                                         solution, *exercises.shared_helpers(exercise)]),
         "packages": package_facts(),
         "import_path": import_path,
         "installed": _installed(import_path),

@@ -278,31 +278,21 @@ def _hidden_from_children() -> tuple[list[Path], list[Path]]:
     """(folders no bind may contain, lie in or be: the checkout's tests, examples and .git;
     folders no bind may contain or be: the temporary folder, where other
     submissions' scratch folders are)."""
-    inside = solution_folders()
+    from . import exercises
+
+    inside = exercises.every_solution_folder()
     if (PROJECT_ROOT / "pyproject.toml").is_file():  # a source checkout, not site-packages
         inside += [PROJECT_ROOT / n for n in ("tests", "examples", ".git")
                    if (PROJECT_ROOT / n).exists()]
     return [p.resolve() for p in inside], [Path(tempfile.gettempdir()).resolve()]
 
 
-def solution_folders() -> list[Path]:
-    """Every folder of instructor solutions this process knows: the ``solutions/`` beside each
-    folder of assignments, and ``$KERNELGRADE_SOLUTIONS``; those that exist, resolved."""
-    from . import exercises
-
-    found = [root.parent / exercises.SOLUTIONS_FOLDER for root in exercises.roots()]
-    extra = os.environ.get(exercises.SOLUTIONS_ENV)
-    if extra:
-        found.append(Path(extra))
-    return [p.resolve() for p in dict.fromkeys(found) if p.is_dir()]
-
-
 def _instructor_files_hidden(bound: list[Path]) -> list[str]:
     """bwrap arguments that hide what only the instructor sees, wherever a bound folder shows
     it: in every folder of assignments, each assignment's known-bad submissions and textbook
     variants (empty folders) and notebook source (an empty file); every folder of solutions
-    (:func:`solution_folders`) inside a ``bound`` one as an empty folder (no bind is made of
-    one or of a folder that holds one: :func:`_shows_hidden`)."""
+    (:func:`autograder.exercises.every_solution_folder`) inside a ``bound`` one as an empty
+    folder (no bind is made of one or of a folder that holds one: :func:`_shows_hidden`)."""
     from . import exercises
 
     args: list[str] = []
@@ -314,7 +304,7 @@ def _instructor_files_hidden(bound: list[Path]) -> list[str]:
             for hidden in (exercises.MUTANTS, exercises.VARIANTS):
                 if (folder / hidden).is_dir():
                     args += ["--tmpfs", str(folder / hidden)]
-    for folder in solution_folders():  # inside a bound folder (a venv, a course): emptied
+    for folder in exercises.every_solution_folder():  # inside a bound venv or course: emptied
         if _covered(folder, bound):
             args += ["--tmpfs", str(folder)]
     return args

@@ -295,7 +295,8 @@ def time_pair(cuda, launch_a, launch_b, flush, *, min_rounds: int = 10, max_roun
     ``flush()`` runs before every sample (:func:`l2_flusher`: it also keeps the GPU busy while
     the host enqueues the sample); a sample the host took longer than :data:`HOST_WINDOW_S` to
     enqueue, or one :func:`disturbed` by other work (judged against the ``warmup`` launches'
-    times and the samples before it), is taken again (at most :data:`RETRIES` times). After ``min_rounds``, sampling stops at ``target_rse`` or once the
+    times and the samples before it), is taken again (at most :data:`RETRIES` times). After
+    ``min_rounds``, sampling stops at ``target_rse`` or once the
     ratio a/b has :func:`settled` against ``thresholds`` (full-points ratio, no-points ratio):
     a kernel six times slower than the instructor's needs no 1 % precision to get no points.
     ``before(side, r)`` (``side`` 0 for a, 1 for b) runs before every sample's flush, retakes

@@ -153,6 +153,24 @@ def package_of(root: Path) -> str:
     return assignment_package.package_name(root, builtin=root == builtin_root())
 
 
+def is_builtin(name: str) -> bool:
+    """True when exercise ``name`` comes from the built-in assignments (which a wheel carries),
+    not from a course's own folder. Raises :class:`UnknownExercise`."""
+    return folder(name).parent == builtin_root()
+
+
+def shared_helpers(name: str) -> list[Path]:
+    """The ``*.py`` files beside exercise ``name``'s folder, which its definition may import
+    (``from ..matmul_common import ...``), sorted. Raises :class:`UnknownExercise`."""
+    return sorted(folder(name).parent.glob("*.py"))
+
+
+def _import(root: Path, name: str, part: str):
+    package = package_of(root)
+    assignment_package.register(package, root)
+    return importlib.import_module(f"{package}.{name}.{part}")
+
+
 def module(name: str, part: str = "exercise"):
     """The module ``part`` of exercise ``name``'s folder (``"exercise"``, ``"driver"``),
     imported from its folder of assignments. Raises :class:`UnknownExercise` and
@@ -160,16 +178,13 @@ def module(name: str, part: str = "exercise"):
     root = _root_of(name)
     if root is None:
         raise UnknownExercise(name)
-    package = package_of(root)
-    assignment_package.register(package, root)
-    return importlib.import_module(f"{package}.{name}.{part}")
+    return _import(root, name, part)
 
 
 def get(name: str) -> Exercise:
     """The exercise called ``name``. Raises :class:`UnknownExercise`; a definition that does
     not load or defines no ``EXERCISE = Exercise(...)`` raises :class:`DefinitionError` naming
-    its file. A
-    contract's ``driver`` (a module below the folder of assignments, e.g.
+    its file. A contract's ``driver`` (a module below the folder of assignments, e.g.
     ``grid_barrier.driver``) comes back as the full module name, with the folder the child
     registers it from (``driver_root``)."""
     root = _root_of(name)
@@ -180,7 +195,7 @@ def get(name: str) -> Exercise:
         return known[1]
     package = package_of(root)
     try:
-        exercise = getattr(module(name), "EXERCISE", None)
+        exercise = getattr(_import(root, name, "exercise"), "EXERCISE", None)
     except Exception as exc:  # noqa: BLE001 - the instructor's code: whatever it raises
         first = (str(exc).strip().splitlines() or [""])[0]
         raise DefinitionError(f"{root / name / DEFINITION} does not load: "
@@ -200,14 +215,23 @@ def all_exercises() -> list[Exercise]:
     return sorted((get(n) for n in names()), key=lambda e: (e.number, e.name))
 
 
+def _with_named_folder(folders: list[Path]) -> list[Path]:
+    extra = os.environ.get(SOLUTIONS_ENV)
+    return folders + [Path(extra)] if extra else folders
+
+
 def solution_folders(name: str) -> list[Path]:
     """Where the instructor's solutions of exercise ``name`` may be: the ``solutions/``
     folder beside its folder of assignments, then ``$KERNELGRADE_SOLUTIONS``."""
-    out = [folder(name).parent.parent / SOLUTIONS_FOLDER]
-    extra = os.environ.get(SOLUTIONS_ENV)
-    if extra:
-        out.append(Path(extra))
-    return out
+    return _with_named_folder([folder(name).parent.parent / SOLUTIONS_FOLDER])
+
+
+def every_solution_folder() -> list[Path]:
+    """Every folder of instructor solutions this process knows (the ``solutions/`` beside
+    each of :func:`roots`, and ``$KERNELGRADE_SOLUTIONS``): those that exist, resolved, once
+    each. What the sandbox never shows a child."""
+    found = _with_named_folder([root.parent / SOLUTIONS_FOLDER for root in roots()])
+    return [p for p in dict.fromkeys(p.resolve() for p in found) if p.is_dir()]
 
 
 def solution_path(exercise: Exercise | str) -> Path:

@@ -204,13 +204,14 @@ def course_files(exercise: str) -> dict[str, bytes]:
     not among the built-in assignments the wheel carries) as the bundle carries it: its
     definition, driver and notebook text, and the helpers its folder of assignments shares
     (``*.py`` there); never its known-bad submissions or variants. Empty for a built-in one."""
-    folder = exercises.folder(exercise)
-    if folder.parent == exercises.builtin_root():
+    if exercises.is_builtin(exercise):
         return {}
+    folder = exercises.folder(exercise)
     out = {f"assignments/{exercise}/{name}": (folder / name).read_bytes()
            for name in (exercises.DEFINITION, exercises.DRIVER, exercises.NOTEBOOK)
            if (folder / name).is_file()}
-    out.update({f"assignments/{p.name}": p.read_bytes() for p in folder.parent.glob("*.py")})
+    out.update({f"assignments/{p.name}": p.read_bytes()
+                for p in exercises.shared_helpers(exercise)})
     return out
 
 

@@ -76,9 +76,10 @@ def solution_files(exercise: str) -> dict[str, bytes]:
     :func:`autograder.exercises.solution_path` finds them (the ``solutions/`` folder beside its
     assignments, else ``$KERNELGRADE_SOLUTIONS``), laid out as ``$KERNELGRADE_SOLUTIONS``
     expects. Raises ``FileNotFoundError`` (naming the variable) when there is none."""
-    out = {f"solutions/{exercise}/solution.py": exercises.solution_path(exercise).read_bytes()}
+    solution = exercises.solution_path(exercise)
+    out = {f"solutions/{exercise}/solution.py": solution.read_bytes()}
     blockdim = exercises.timing_solution_path(exercise, bounds_at_run_time=True)
-    if blockdim != exercises.solution_path(exercise):
+    if blockdim != solution:
         out[f"solutions/{exercise}/solution_blockdim.py"] = blockdim.read_bytes()
     return out
 

@@ -233,7 +233,6 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
     solutions = root / "instructor" / "solutions"
     solutions.mkdir(parents=True, exist_ok=True)
     own = root / "instructor" / "assignments"  # a course's own assignments, beside solutions
-    builtin = exercises.builtin_root()
     for ex in course_exercises(names):
         solution = exercises.solution_path(ex)
         if solution.resolve() != (solutions / f"{ex.name}.py").resolve():
@@ -242,10 +241,10 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
         if blockdim != solution:
             shutil.copyfile(blockdim, solutions / f"{ex.name}_blockdim.py")
         folder = exercises.folder(ex.name)
-        if folder.parent != builtin and folder.parent.resolve() != own.resolve():
+        if not exercises.is_builtin(ex.name) and folder.parent.resolve() != own.resolve():
             shutil.copytree(folder, own / ex.name, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns("__pycache__"))
-            for shared in folder.parent.glob("*.py"):  # helpers its definition may import
+            for shared in exercises.shared_helpers(ex.name):
                 shutil.copyfile(shared, own / shared.name)
     if submitted is not None:
         shutil.copytree(Path(submitted), root / "submitted", dirs_exist_ok=True,
