@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from .host_blas import one_thread_at_load
+from autograder.host.blas import one_thread_at_load
 
-one_thread_at_load()  # before NumPy loads OpenBLAS (see autograder.host_blas)
+one_thread_at_load()  # before NumPy loads OpenBLAS (see autograder.host.blas)
 
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -60,7 +60,7 @@ def _entries(n: int) -> str:
 def _use_preflight_cache(use: bool) -> None:
     """``--no-preflight-cache``: switch the cache off for this process and its workers."""
     if not use:
-        from .preflight import CACHE_SWITCH_ENV
+        from autograder.grading.preflight import CACHE_SWITCH_ENV
 
         os.environ[CACHE_SWITCH_ENV] = "off"
 
@@ -122,7 +122,7 @@ def _nothing_to_grade(path: Path) -> str | None:
     Nothing at ``path`` (an instructor's typo) and a path the grader may not look at or read
     are the grader's problem. Anything else that is there is the student's, and is graded: a
     link, a folder, a pipe, a device or a file that is not source scores 0 with a message
-    (:func:`autograder.submission.read_submission_bytes`); nothing here opens or follows it."""
+    (:func:`autograder.source.submission.read_submission_bytes`); nothing here opens or follows it."""
     try:
         mode = os.lstat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -213,7 +213,7 @@ def solutions(
     from rich.table import Table
 
     from .grader import resolve_device
-    from .self_check import DEFAULT_GPU_JOBS, check_all, progress_line
+    from autograder.authoring.solutions import DEFAULT_GPU_JOBS, check_all, progress_line
 
     names = exercise or exercises.names()
     for name in names:
@@ -302,8 +302,8 @@ def batch(
     $KERNELGRADE_SOLUTIONS."""
     _use_assignments(assignments_dir)
     _use_solutions(solutions_dir)
-    from .batch import run_batch
-    from .cluster import client_security
+    from autograder.batch.run import run_batch
+    from autograder.batch.cluster import client_security
 
     if exercise is not None and exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
@@ -351,7 +351,7 @@ def report(
 ) -> None:
     """The instructor's class view: score distributions, common failures, timing ratios."""
     from .report import class_view
-    from .store import ResultStore
+    from autograder.batch.store import ResultStore
 
     if not db.is_file():
         _fail(f"{db} does not exist")
@@ -372,7 +372,7 @@ def export(
 ) -> None:
     """Export a batch's results as CSV, Gradescope results.json files, or JSON."""
     from .report import export as exporter
-    from .store import ResultStore
+    from autograder.batch.store import ResultStore
 
     if not db.is_file():
         _fail(f"{db} does not exist")
@@ -533,7 +533,7 @@ def new_assignment(
 ) -> None:
     """Write a working starter assignment (definition, notebook text, solution, two known-bad
     submissions) that `autograder check NAME --assignments DIR` passes; docs/authoring.md."""
-    from .starter import write_starter
+    from autograder.authoring.new import write_starter
 
     if assignments_dir.is_dir():
         _use_assignments([assignments_dir])
@@ -564,7 +564,7 @@ def check_assignment(
     a GPU) its mutation analysis. Exit 1 when a step fails."""
     _use_assignments(assignments_dir)
     _use_solutions(solutions_dir)
-    from .assignment_check import check
+    from autograder.authoring.check import check
 
     if name not in exercises.names():
         _fail(str(exercises.UnknownExercise(name)))

@@ -1,7 +1,7 @@
 """Grade one submission for one exercise: the public entry.
 
-The device is chosen (:mod:`autograder.devices`), the instructor's solution checked once
-(:mod:`autograder.preflight`), then the submission graded (:mod:`autograder.grading`: the data
+The device is chosen (:mod:`autograder.grading.devices`), the instructor's solution checked once
+(:mod:`autograder.grading.preflight`), then the submission graded (:mod:`autograder.grading.steps`: the data
 flow of DESIGN.md, submission → child process(es) → typed records → judged tests).
 """
 
@@ -11,14 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import exercises
-from . import preflight as preflight_mod
-from .devices import (default_limits, gpu_available, gpu_count,  # noqa: F401 (re-exported)
-                      no_gpu_reason, resolve_device)
-from .grading import grade_submission
-from .host_blas import single_threaded_blas
-from .results import ExerciseResult
-from .sandbox import Limits
-from .submission import SubmissionError, load_source
+from autograder.grading import preflight as preflight_mod
+from autograder.grading.devices import default_limits, gpu_available, gpu_count, no_gpu_reason, resolve_device
+from autograder.grading.steps import grade_submission
+from autograder.host.blas import single_threaded_blas
+from autograder.wire.results import ExerciseResult
+from autograder.sandbox.run import Limits
+from autograder.source.submission import SubmissionError, load_source
 
 __all__ = ["grade", "resolve_device", "gpu_count", "gpu_available", "no_gpu_reason",
            "default_limits"]
@@ -38,7 +37,7 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
     diagnostics), with no timing test, so it needs no instructor solution (a notebook's public
     tests: :mod:`autograder.nbgrader.public`); None grades everything.
     ``preflight``: first check that the instructor solution gets full marks in the same sandbox
-    on the same device (:mod:`autograder.preflight`; a passed one is remembered on disk).
+    on the same device (:mod:`autograder.grading.preflight`; a passed one is remembered on disk).
     False only for the preflight's own run and ``autograder solutions`` (which grades the
     solutions itself); a public run (``visibility``) has no solution to check and skips it.
     Raises :class:`autograder.exercises.UnknownExercise` and ``ValueError`` for bad arguments,
@@ -51,7 +50,7 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
         exercise = replace(exercise, timing=None,
                            cases=[c for c in exercise.cases if c.visibility == visibility])
     backend = resolve_device(device)
-    single_threaded_blas()  # before any child is forked: see autograder.host_blas
+    single_threaded_blas()  # before any child is forked: see autograder.host.blas
     check = None
     try:
         load_source(submission)

@@ -51,7 +51,8 @@ LOOPS = {
 def prepared_for(exercise_name: str, student_file: str):
     from numba import cuda
 
-    from autograder import exercises, plan
+    from autograder import exercises
+    from autograder.grading import plan
     from autograder.child.timing import import_solution, prepare_timing, warm_up
 
     exercise = exercises.get(exercise_name)
@@ -84,9 +85,9 @@ def main() -> int:
     ap.add_argument("--out")
     args = ap.parse_args()
     from autograder.child.timing import measure_timing
-    from autograder.timing import ratio_stats
+    from autograder.timing.measure import ratio_stats
 
-    from autograder import timing
+    from autograder.timing import measure as timing
 
     cuda, kernel, prepared = prepared_for(args.exercise, args.file)
     pairs = []  # every time_pair's whole answer (warm-up times included)

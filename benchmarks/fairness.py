@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder import exercises  # noqa: E402
-from autograder.store import ResultStore  # noqa: E402
+from autograder.batch.store import ResultStore  # noqa: E402
 
 RATIO_BAND = 0.03
 POINTS_BAND = 1.0
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     root = args.out / "submitted"
     build_class(root, files, args.copies)
-    sandbox = subprocess.run([sys.executable, "-m", "autograder.sandbox"], cwd=ROOT,
+    sandbox = subprocess.run([sys.executable, "-m", "autograder.sandbox.run"], cwd=ROOT,
                              capture_output=True, text=True).stdout.strip()
     report = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "device": _device(),
               "sandbox": f"{sandbox} (KERNELGRADE_SANDBOX={os.environ.get('KERNELGRADE_SANDBOX', 'auto')})",

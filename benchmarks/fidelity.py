@@ -22,11 +22,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import exercises, known_bad  # noqa: E402
+from autograder import exercises
+from autograder.exercises import known_bad  # noqa: E402
 from autograder.child import harness  # noqa: E402
 from autograder.exercises import mutants, solution_path  # noqa: E402
-from autograder.plan import timing_request as _timing_request  # noqa: E402
-from autograder.timing import self_check_problem, verdict  # noqa: E402
+from autograder.grading.plan import timing_request as _timing_request  # noqa: E402
+from autograder.timing.measure import self_check_problem, verdict  # noqa: E402
 
 
 def slow_variants(name: str) -> list[Path]:

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 from autograder import exercises  # noqa: E402
 from autograder.child import harness  # noqa: E402
 from autograder.exercises import solution_path  # noqa: E402
-from autograder.plan import timing_request as _timing_request  # noqa: E402
-from autograder.timing import l2_flusher  # noqa: E402
+from autograder.grading.plan import timing_request as _timing_request  # noqa: E402
+from autograder.timing.measure import l2_flusher  # noqa: E402
 
 
 def event_ms(cuda, fn, flush, n=20) -> float:

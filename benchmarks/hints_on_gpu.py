@@ -39,7 +39,7 @@ SEED = 20261122
 
 
 def row(label: str, result) -> dict:
-    """One table row from a graded :class:`autograder.results.ExerciseResult`: ``mutant``,
+    """One table row from a graded :class:`autograder.wire.results.ExerciseResult`: ``mutant``,
     ``ratio`` (text), ``points`` (text), ``hint`` (the first hint's kind and line, or what the
     hints test said) and ``cause`` (whether the timing message names a likeliest cause)."""
     timing = next((t for t in result.tests if t.kind.value == "timing"), None)

@@ -1,6 +1,6 @@
 """Do racy kernels get one verdict? (issue 22) Grades each racy file below several times and
 compares the correctness verdicts the outputs alone gave with those the race rule gives
-(:func:`autograder.judge_cases.apply_race_verdict`).
+(:func:`autograder.judge.cases.apply_race_verdict`).
 
     python3 benchmarks/race_verdicts.py [--device sim|gpu] [--runs 4] [--jobs 2] \
         [--seeds 20261122,99] [--sanitize both|on|off] [--out FILE]

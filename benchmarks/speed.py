@@ -9,7 +9,7 @@ Measured, each as a user runs it (fresh processes, the ``autograder`` command li
   the harness's thread switch interval (``autograder.child.harness.SIM_SWITCH_INTERVAL``);
 * **grade**: ``autograder grade SOLUTION -e tiled_matmul --json`` with ``--no-sanitize`` and
   (on a GPU) with the sanitizer, each with a *cold* preflight (an empty cache folder:
-  the instructor solution is graded first, :mod:`autograder.preflight`) and a *warm* one (a
+  the instructor solution is graded first, :mod:`autograder.grading.preflight`) and a *warm* one (a
   cache filled once before), ``--runs`` times each; p50 and every run;
 * **solutions** (GPU; on the simulator only with ``--steps``): ``autograder solutions`` wall
   time and its progress lines (one per exercise expected);
@@ -193,7 +193,7 @@ def _class(backend: str, n: int, gpus: list[str] | None, workers_per_gpu: int | 
            sanitize: bool, keep: str | None = None) -> dict:
     """One ``autograder batch`` of ``n`` submissions, a fresh store and preflight cache. The
     store is copied into the folder ``keep`` when given (a score to look into later)."""
-    from autograder.store import ResultStore
+    from autograder.batch.store import ResultStore
 
     with tempfile.TemporaryDirectory(prefix="kernelgrade-speed-class-") as tmp:
         folder = Path(tmp) / "class"
@@ -304,7 +304,7 @@ def table(report: dict, backend: str) -> str:
 
 def machine(backend: str) -> dict:
     """Where this ran: CPU cores, GPU names, versions, the sandbox."""
-    from autograder import sandbox
+    from autograder.sandbox import run as sandbox
 
     facts = {"host_cores": os.cpu_count(), "python": platform.python_version(),
              "machine": platform.processor() or platform.machine(),

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder import exercises  # noqa: E402
-from autograder.batch import run_batch  # noqa: E402
+from autograder.batch.run import run_batch  # noqa: E402
 from autograder.grader import gpu_count  # noqa: E402
 from autograder.exercises import mutants, solution_path  # noqa: E402
 

@@ -1,11 +1,11 @@
 """What checking every timed launch costs, on a GPU: each timed exercise's solution timed as a
-student with the checks (:class:`autograder.timed_outputs.LaunchChecks`) and without them,
+student with the checks (:class:`autograder.timing.outputs.LaunchChecks`) and without them,
 alternately, ``--trials`` times each, in one process: the timing's main loop
-(:func:`autograder.timing.time_pair`) at least 30 rounds, then to 1 % precision (no early stop
+(:func:`autograder.timing.measure.time_pair`) at least 30 rounds, then to 1 % precision (no early stop
 at the thresholds). Per exercise: the ratio's median with and without, the medians of
 the instructor's samples, and the sampling's wall seconds per round (flushes, launches and, with
 the checks, their refills, poisons and compares). With the checks it also says whether every
-launch passed (:func:`autograder.timed_outputs.wrong_launches`).
+launch passed (:func:`autograder.timing.outputs.wrong_launches`).
 
 Usage: python benchmarks/timed_outputs_cost.py [--trials 3] [--exercise NAME ...]
 """
@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 from autograder import exercises  # noqa: E402
 from autograder.child import harness  # noqa: E402
 from autograder.exercises import solution_path  # noqa: E402
-from autograder.plan import timing_request  # noqa: E402
-from autograder.timed_outputs import wrong_launches  # noqa: E402
+from autograder.grading.plan import timing_request  # noqa: E402
+from autograder.timing.outputs import wrong_launches  # noqa: E402
 from autograder.child.timing import MAX_ROUNDS  # noqa: E402
-from autograder.timing import ratio_stats, time_pair  # noqa: E402
+from autograder.timing.measure import ratio_stats, time_pair  # noqa: E402
 
 
 def main() -> int:

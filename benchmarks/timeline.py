@@ -29,9 +29,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import (children, diagnostics, exercises, gpulock, grader,  # noqa: E402
-                        judge, plan, sandbox)
-from autograder import preflight as preflight_mod  # noqa: E402
+from autograder import exercises, grader
+from autograder.grading import children
+from autograder.judge import diagnostics
+from autograder.host import gpulock
+from autograder.judge import collect as judge
+from autograder.grading import plan
+from autograder.sandbox import run as sandbox
+from autograder.grading import preflight as preflight_mod  # noqa: E402
 
 EXERCISE = "tiled_matmul"
 _t0 = [0.0]
@@ -136,7 +141,7 @@ def costs(device: str) -> list[tuple[str, float, float]]:
             graded = plan.request(ex, "gpu", ["compile", "run", "time"], work / "submission.py",
                                   cases, plan.timing_request(ex))
             jobs = [("graded (cases, then timing)", graded, "gpu", {})]
-            from autograder import sanitizer
+            from autograder.judge import sanitizer
             if sanitizer.executable():
                 for tool in sanitizer.TOOLS:
                     jobs.append((f"sanitizer {tool}", req("gpu", ["run"], [diagnose],

@@ -1,6 +1,6 @@
 """The instructor's ``transpose`` kernel with its loop bounds read from ``cuda.blockDim`` at run time
 instead of compile-time constants: the timing reference for a student whose loops are bounded
-so (issue 22; :func:`autograder.timing.loop_bounds_at_run_time`), who is then timed against the
+so (issue 22; :func:`autograder.timing.measure.loop_bounds_at_run_time`), who is then timed against the
 instructor's kernel compiled the same way (no unrolling the student could not have had). Same
 contract, launch and results as ``solution.py``; never shown to a child."""
 

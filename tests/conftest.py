@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import known_bad
+from autograder.exercises import known_bad
 from autograder.grader import grade, gpu_available
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +23,7 @@ TEST_DEVICE = os.environ.get("KERNELGRADE_TEST_DEVICE", "sim")
 #: the seed of :func:`grade_file` (and of the preflight's grading of a solution)
 SEED = 20261122
 
-# The preflight's on-disk cache (autograder.preflight) of this test run: shared by the CLI
+# The preflight's on-disk cache (autograder.grading.preflight) of this test run: shared by the CLI
 # processes the tests start, never the user's ~/.cache.
 os.environ.setdefault("KERNELGRADE_CACHE_DIR", tempfile.mkdtemp(prefix="kernelgrade-test-cache-"))
 

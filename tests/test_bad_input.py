@@ -2,9 +2,9 @@
 
 import pytest
 
-from autograder import preflight
-from autograder.results import Status
-from autograder.sandbox import Limits
+from autograder.grading import preflight
+from autograder.wire.results import Status
+from autograder.sandbox.run import Limits
 from conftest import FILES, TEST_DEVICE, grade_file, graded_once
 
 BAD = FILES / "bad_input"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import batch, cluster
+from autograder.batch import run as batch
+from autograder.batch import cluster
 
 
 @pytest.mark.parametrize("gpus, cores, expected", [
@@ -28,7 +29,7 @@ def test_a_smaller_gpu_gets_fewer_workers(gib, expected):
 
 
 def test_the_gpu_memory_comes_from_nvidia_smi(monkeypatch, tmp_path):
-    from autograder import devices
+    from autograder.grading import devices
 
     smi = tmp_path / "nvidia-smi"
     smi.write_text("#!/bin/sh\necho 143771\necho 81559\n")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.store import ResultStore
+from autograder.batch.store import ResultStore
 from conftest import stored_count, ROOT, TEST_DEVICE, SOLUTIONS
 
 pytestmark = pytest.mark.slow

@@ -4,7 +4,8 @@ of every exercise are checked in test_exercises.py."""
 
 import numpy as np
 
-from autograder import exercises, shapes
+from autograder import exercises
+from autograder.wire import shapes
 from conftest import assert_full_marks, grade_file, SOLUTIONS
 
 EXERCISE = "block_sum"

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from autograder import buffers
-from autograder.compare import check_margins, compare_output
+from autograder.wire import buffers
+from autograder.judge.compare import check_margins, compare_output
 from autograder.exercises.base import Tolerance
 
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from autograder.store import ResultStore
+from autograder.batch.store import ResultStore
 from conftest import ROOT, SOLUTIONS
 
 

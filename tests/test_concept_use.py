@@ -3,7 +3,7 @@
 written otherwise than the instructor's (``files/concept_honest/``) keep every point.
 
 Each file in ``files/concept/`` is right and names its exercise (``# concept-exercise: NAME``),
-its verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.known_bad`) and what the concept
+its verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.exercises.known_bad`) and what the concept
 test's message must say (``# concept-message: TEXT``, optional) in its first lines. A known-bad
 submission in an exercise's ``mutants/`` with a ``# concept-message:`` line is one of them too
 (an exercise added by its folder alone keeps its variants there)."""
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import exercises, known_bad
-from autograder.results import ExerciseResult
+from autograder import exercises
+from autograder.exercises import known_bad
+from autograder.wire.results import ExerciseResult
 from conftest import FILES, ROOT, TEST_DEVICE
 
 def header(path: Path, key: str) -> list[str]:

@@ -8,7 +8,7 @@ from rich.console import Console
 from autograder.report import parts as cellreport
 from autograder.report import console as console_report
 from autograder.report.export import to_gradescope
-from autograder.results import ExerciseResult, Kind, Status, TestResult
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 
 SANDBOX = "sandbox: bubblewrap unavailable (no user namespaces); ran in a plain child process"
 SKIPPED = "the grader runs only your imports ...; it skipped line 9 (`print(C)`)"

@@ -16,14 +16,19 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from autograder import (diagnostics, exercises, known_bad, plan, sanitizer, self_check)
+from autograder import exercises
+from autograder.judge import diagnostics
+from autograder.exercises import known_bad
+from autograder.grading import plan
+from autograder.judge import sanitizer
+from autograder.authoring import solutions as self_check
 from autograder.child import cases as child_cases
 from autograder.child import channel as child_channel
 from autograder.child import harness
-from autograder.devices import default_limits
+from autograder.grading.devices import default_limits
 from autograder.nbgrader.public import PUBLIC_LIMITS
-from autograder.protocol import CaseRequest, Request
-from autograder.sandbox import ChildRun, Limits
+from autograder.wire.protocol import CaseRequest, Request
+from autograder.sandbox.run import ChildRun, Limits
 
 BARRIERS = ["grid_barrier", "grid_barrier_lockfree"]
 SHARED = ("grid_barrier", "driver")  # build, run_phases, compile_phases

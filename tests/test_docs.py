@@ -3,7 +3,8 @@ definitions they come from."""
 
 from pathlib import Path
 
-from autograder import docs, exercises
+from autograder import exercises
+from autograder.authoring import docs
 
 
 def test_generated_documents_are_current(capsys):

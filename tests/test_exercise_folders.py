@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import docs, exercises, known_bad
+from autograder import exercises
+from autograder.authoring import docs
+from autograder.exercises import known_bad
 from autograder.exercises.base import Exercise
 from conftest import ROOT
 
@@ -60,7 +62,7 @@ def _text(path: Path) -> str | None:
 
 
 def _without_generated_table(readme: str) -> str:
-    """The README without its exercise table (written by ``python -m autograder.docs``)."""
+    """The README without its exercise table (written by ``python -m autograder.authoring.docs``)."""
     start, end = readme.find(docs.TABLE_START), readme.find(docs.TABLE_END)
     assert 0 <= start < end, "the README lost its exercise table markers"
     return readme[:start] + readme[end + len(docs.TABLE_END):]

@@ -3,7 +3,8 @@ known-bad submissions gets the verdicts its header declares, on the test device.
 
 import pytest
 
-from autograder import exercises, preflight
+from autograder import exercises
+from autograder.grading import preflight
 from conftest import SEED, TEST_DEVICE, assert_rejected, grade_file, graded_once
 
 ALL = exercises.names()

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from autograder.cli import app
 from autograder.report import console as console_report
 from autograder.report import export
-from autograder.results import ExerciseResult, Kind, Status, TestResult
-from autograder.store import ResultStore
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
+from autograder.batch.store import ResultStore
 
 
 def _result(skip_timing: bool = True, submission: str = "alice.py") -> ExerciseResult:

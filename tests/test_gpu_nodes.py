@@ -1,11 +1,12 @@
 """A GPU child is shown its own GPU's device node only, where that GPU can be named for sure
-(:mod:`autograder.gpu_nodes`), and its ``CUDA_VISIBLE_DEVICES`` names that GPU by UUID."""
+(:mod:`autograder.sandbox.gpu_nodes`), and its ``CUDA_VISIBLE_DEVICES`` names that GPU by UUID."""
 
 from __future__ import annotations
 
 import pytest
 
-from autograder import gpu_nodes, sandbox
+from autograder.sandbox import gpu_nodes
+from autograder.sandbox import run as sandbox
 
 UUIDS = ["GPU-aaaa0000-0000", "GPU-bbbb1111-1111", "GPU-cccc2222-2222"]
 

@@ -1,5 +1,5 @@
 """Issue 13: gradings in parallel on one GPU (``autograder solutions --jobs 8``), with fake GPU
-children and the real file lock (:mod:`autograder.gpulock`, in a temporary folder).
+children and the real file lock (:mod:`autograder.host.gpulock`, in a temporary folder).
 
 The fake children check the property the lock exists for: a timing measurement has the GPU
 alone (no correctness run, warm-up or sanitizer run of any grading beside it). No test asserts
@@ -13,10 +13,14 @@ import time
 
 import pytest
 
-from autograder import children, diagnostics, exercises, gpulock, plan
-from autograder.sandbox import ChildRun, Limits
-from autograder.sanitizer import Report
-from autograder.submission import load_source
+from autograder import exercises
+from autograder.grading import children
+from autograder.judge import diagnostics
+from autograder.host import gpulock
+from autograder.grading import plan
+from autograder.sandbox.run import ChildRun, Limits
+from autograder.judge.sanitizer import Report
+from autograder.source.submission import load_source
 
 GUARD_S = 60.0  # a stall fails the test after this long; a pass takes well under a second
 
@@ -301,7 +305,7 @@ def test_an_exclusive_hold_downgraded_lets_shared_holders_in_and_no_measurement(
 
 def test_time_spent_waiting_for_the_grader_is_not_the_childs():
     """A child kept waiting by a hook (for the GPU lock) keeps its whole deadline afterwards."""
-    from autograder.sandbox import _Watchdog
+    from autograder.sandbox.run import _Watchdog
 
     limits = Limits(total_timeout=10.0, import_timeout=8.0, clock="wall")
     watch = _Watchdog(limits, "gpu", root=0, started=100.0)

@@ -98,14 +98,14 @@ def test_a_barrier_that_lets_a_thread_through_fails_its_case_with_the_drivers_me
     """The driver's finding (a thread out of the barrier before the grid arrived) travels as an
     error record marked ``finding`` and is judged a failed case with the driver's words, not
     "your kernel raised"; an exception the kernel raises stays an error."""
-    from autograder import plan
+    from autograder.grading import plan
     from autograder.child.channel import is_finding
     driver = exercises.module("grid_barrier", "driver")
     BarrierLetThrough, check_entered = driver.BarrierLetThrough, driver.check_entered
-    from autograder.judge_cases import judge_case
-    from autograder.protocol import Error
-    from autograder.results import Status
-    from autograder.submission import Source
+    from autograder.judge.cases import judge_case
+    from autograder.wire.protocol import Error
+    from autograder.wire.results import Status
+    from autograder.source.submission import Source
 
     class Early:  # check_entered's view of the device flag array
         def __init__(self, call):

@@ -1,4 +1,4 @@
-"""Performance hints (autograder/hints.py): each hint fires on a small kernel that has the
+"""Performance hints (autograder/judge/hints.py): each hint fires on a small kernel that has the
 problem (tests/files/hints/) and stays quiet on the same kernel without it.
 
 The PTX comes from Numba's real CUDA target (NVVM, no GPU) and the instrumented report from the
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import hints, occupancy
-from autograder.results import ExerciseResult, Kind, Status, TestResult
-from autograder.submission import load_source
-from autograder.timing import ratio_stats, timing_details
+from autograder.judge import hints
+from autograder.judge import occupancy_calculator as occupancy
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
+from autograder.source.submission import load_source
+from autograder.timing.measure import ratio_stats, timing_details
 
 HINTS = Path(__file__).resolve().parent / "files" / "hints"
 KERNELS = ["f64_accumulator", "f32_accumulator", "column_tile", "padded_tile",

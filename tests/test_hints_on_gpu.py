@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from autograder.results import ExerciseResult, Kind, Status, TestResult
-from autograder.timing import ratio_stats, timing_details
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
+from autograder.timing.measure import ratio_stats, timing_details
 from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("hints_on_gpu", ROOT / "benchmarks" / "hints_on_gpu.py")

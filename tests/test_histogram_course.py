@@ -12,8 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from autograder import buffers, docs, exercises, judge, plan
-from autograder.compare import check_margins, compare_output
+from autograder import exercises
+from autograder.wire import buffers
+from autograder.authoring import docs
+from autograder.judge import collect as judge
+from autograder.grading import plan
+from autograder.judge.compare import check_margins, compare_output
 from autograder.exercises.base import Exercise, Timing, Tolerance
 
 from conftest import ROOT, assert_full_marks, assert_rejected, grade_file

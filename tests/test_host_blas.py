@@ -1,5 +1,5 @@
 """The grader's host arithmetic keeps going while other threads start children (see
-autograder.host_blas): OpenBLAS's thread pool stalls beside fork() otherwise."""
+autograder.host.blas): OpenBLAS's thread pool stalls beside fork() otherwise."""
 
 import subprocess
 import sys
@@ -8,7 +8,7 @@ SCENARIO = r"""
 import subprocess, sys, threading, time
 import numpy as np
 if sys.argv[1] == "grader":
-    from autograder.host_blas import single_threaded_blas
+    from autograder.host.blas import single_threaded_blas
     single_threaded_blas()
 PRODUCTS, SECONDS = 20, 60
 done = {"products": 0, "spawned": 0}
@@ -65,8 +65,8 @@ def test_the_grader_limits_blas_to_one_thread_before_grading(tmp_path):
 def test_children_get_one_blas_thread_whatever_the_graders_environment(monkeypatch):
     """OpenBLAS threads spin at NumPy's import (about 2 s of CPU per child on a 16-core host):
     every child's environment asks for one thread, even when the grader's asks for more."""
-    from autograder import sandbox
-    from autograder.host_blas import ONE_THREAD_ENV
+    from autograder.sandbox import run as sandbox
+    from autograder.host.blas import ONE_THREAD_ENV
 
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "16")
     monkeypatch.setenv("OMP_NUM_THREADS", "16")
@@ -94,7 +94,7 @@ def test_the_command_line_sets_one_blas_thread_before_numpy_loads():
 def test_gpu_children_get_one_hardware_queue_unless_the_host_says_otherwise(monkeypatch):
     """A GPU child's CUDA context gets one work queue (cheaper to create; the children use one
     stream), the simulator's none of it, and an explicit setting of the host is kept."""
-    from autograder import sandbox
+    from autograder.sandbox import run as sandbox
 
     monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
     assert sandbox.child_env("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"

@@ -17,12 +17,12 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from autograder.cli import app
-from autograder.compare import MASK_CELLS, wrong_mask
+from autograder.judge.compare import MASK_CELLS, wrong_mask
 from autograder.exercises.base import Tolerance
 from autograder.report import class_view, html
-from autograder.results import ExerciseResult, Kind, Status, TestResult
-from autograder.store import ResultStore
-from autograder.timing import ratio_stats, timing_details
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
+from autograder.batch.store import ResultStore
+from autograder.timing.measure import ratio_stats, timing_details
 
 from conftest import EXERCISES, TEST_DEVICE
 

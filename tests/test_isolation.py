@@ -16,7 +16,7 @@ files outside its scratch folder). Here the question is the *next* grading in th
 * **the spy** (graded next) is the solution whose functions answer wrongly as soon as they see
   any of those markers (at the same places, and in every ``kernelgrade-*`` scratch folder under
   ``/tmp``) or the ``sleep`` process in ``/proc``. (A kernel cannot look for files, and no
-  submission runs Python at top level, :mod:`autograder.definitions`; ``occupancy``'s
+  submission runs Python at top level, :mod:`autograder.source.definitions`; ``occupancy``'s
   functions are plain Python run in the child, so they can look.)
 
 From the grader's side: the ``sleep`` process is gone, no marker is left on the host, and the
@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from adversarial.test_adversarial import _sleepers
-from autograder import sandbox
+from autograder.sandbox import run as sandbox
 from autograder.grader import grade
 from conftest import ROOT, TEST_DEVICE, SOLUTIONS
 
@@ -242,7 +242,7 @@ def test_the_next_submission_in_the_same_process_sees_nothing(mode, traces):
 def test_the_next_submission_on_a_batch_worker_sees_nothing(mode, traces, tmp_path):
     """Both graded by one Dask worker process, in turn (discovery order, one worker: on a GPU
     one GPU and one worker on it, not the default several)."""
-    from autograder.batch import run_batch
+    from autograder.batch.run import run_batch
 
     leaves, spy, marker, sleep = traces
     solution = grade(SOLUTION, "occupancy", device=TEST_DEVICE, seed=7, preflight=False)

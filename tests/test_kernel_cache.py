@@ -1,4 +1,4 @@
-"""The host's cache of compiled kernels (autograder.kernel_cache): what its keys tell apart, who
+"""The host's cache of compiled kernels (autograder.host.kernel_cache): what its keys tell apart, who
 may write it, what a child sees of it, and that no failure of it changes a grading (a miss
 compiles). Loading a real compiled kernel needs a GPU: benchmarks/gpu_checks.sh checks that a
 timed child on a GPU finds the instructor's kernel in the cache (``instructor_cached``)."""
@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import kernel_cache, preflight, protocol, reference_warmup, sandbox
+from autograder.host import kernel_cache
+from autograder.grading import preflight
+from autograder.wire import protocol
+from autograder.grading import reference_warmup
+from autograder.sandbox import run as sandbox
 from autograder.exercises import get, solution_path
 
 
@@ -221,7 +225,7 @@ def test_the_warm_up_removes_folders_no_warm_up_used_for_a_month(tmp_path, monke
     has used it for CACHE_MAX_AGE_S; the folder in use is touched by each warm-up, so it stays."""
     import time
 
-    from autograder.cache_folder import CACHE_MAX_AGE_S
+    from autograder.host.cache_folder import CACHE_MAX_AGE_S
 
     monkeypatch.setenv(preflight.CACHE_ENV, str(tmp_path))
     ours = kernel_cache.host_folder(solution_path(get("tiled_matmul")).read_text())

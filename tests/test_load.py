@@ -1,7 +1,7 @@
 """A slow machine is not a hung kernel (issue 10).
 
 On the simulator the children's deadlines count CPU time of their whole process tree
-(:class:`autograder.sandbox.Limits`), so several gradings at once on a small machine all get full
+(:class:`autograder.sandbox.run.Limits`), so several gradings at once on a small machine all get full
 marks, while a child that spins runs out of CPU and one that blocks without using CPU is caught by
 the idle backstop, each with its own message. No test here asserts on a wall-clock duration.
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import known_bad
-from autograder.results import Kind, Status
-from autograder.sandbox import Limits, _process_table, _Watchdog, tree_cpu_seconds
+from autograder.exercises import known_bad
+from autograder.wire.results import Kind, Status
+from autograder.sandbox.run import Limits, _process_table, _Watchdog, tree_cpu_seconds
 from conftest import TEST_DEVICE, grade_file, SOLUTIONS
 
 SPIN = [sys.executable, "-c", "while True: pass"]

@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import known_bad
-from autograder.batch_tls import self_signed
-from autograder.cluster import client_security
+from autograder.exercises import known_bad
+from autograder.batch.tls import self_signed
+from autograder.batch.cluster import client_security
 from autograder.grader import gpu_available, grade
-from autograder.results import ExerciseResult
-from autograder.store import ResultStore
+from autograder.wire.results import ExerciseResult
+from autograder.batch.store import ResultStore
 from conftest import stored_count, ROOT, EXERCISES, SOLUTIONS
 
 DASK = Path(sys.executable).with_name("dask")

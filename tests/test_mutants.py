@@ -174,7 +174,7 @@ def test_the_analysis_checks_the_list_of_equivalent_mutants():
 
 
 def test_a_kept_folder_forgets_results_of_changed_mutants_and_of_the_other_device(tmp_path):
-    from autograder.store import ResultStore
+    from autograder.batch.store import ResultStore
 
     chosen = mutants(_body("return a < b", "return 1"))
     store = ResultStore(tmp_path / run.STORE)

@@ -1,4 +1,4 @@
-"""The grader's occupancy calculator (autograder.occupancy), which the performance hints use,
+"""The grader's occupancy calculator (autograder.judge.occupancy_calculator), which the performance hints use,
 against the ``occupancy`` exercise's instructor solution; and the exercise's public expected
 values, which a student's install uses in place of the solution."""
 
@@ -9,8 +9,9 @@ import itertools
 
 import pytest
 
-from autograder import exercises, hints
-from autograder import occupancy as occ
+from autograder import exercises
+from autograder.judge import hints
+from autograder.judge import occupancy_calculator as occ
 from autograder.errors import GraderSetupError
 
 occupancy_exercise = exercises.module("occupancy")

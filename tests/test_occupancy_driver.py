@@ -1,4 +1,4 @@
-"""The occupancy exercise's cases compared with the CUDA driver (autograder.driver_occupancy): the
+"""The occupancy exercise's cases compared with the CUDA driver (autograder.grading.driver_occupancy): the
 grader asks the driver in a process of its own and keeps the answers; the grading child gets the
 GPU's limits as arguments and never the expected value, so a function that searches the child's
 memory for it finds nothing. On the simulator the driver's answers are stood in for (the cases
@@ -12,11 +12,13 @@ from dataclasses import replace
 
 import pytest
 
-from autograder import driver_occupancy, exercises, grader, plan
+from autograder import exercises, grader
+from autograder.grading import driver_occupancy
+from autograder.grading import plan
 from autograder.grader import gpu_available
-from autograder.driver_occupancy import Answers
+from autograder.grading.driver_occupancy import Answers
 from autograder.errors import GraderSetupError
-from autograder.results import Status
+from autograder.wire.results import Status
 from conftest import ROOT, TEST_DEVICE, grade_file, needs_gpu, SOLUTIONS
 
 HOSTILE = ROOT / "tests" / "adversarial" / "files" / "reads_expected.py"
@@ -127,7 +129,7 @@ def test_the_solution_is_never_asked_for_a_driver_s_case():
 def test_answers_are_asked_once_and_kept_on_disk(monkeypatch, tmp_path):
     monkeypatch.setenv("KERNELGRADE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(driver_occupancy, "_memo", {})
-    monkeypatch.setattr("autograder.preflight_key.fingerprint",
+    monkeypatch.setattr("autograder.grading.preflight_key.fingerprint",
                         lambda exercise, backend, sanitize: ("k" * 64, {}))
     calls = []
 
@@ -162,7 +164,7 @@ def test_an_answer_that_does_not_fit_is_refused(data):
 
 @pytest.mark.skipif(gpu_available(), reason="with a GPU the query succeeds")
 def test_a_driver_that_cannot_be_asked_is_the_grader_s_setup():
-    from autograder import sandbox
+    from autograder.sandbox import run as sandbox
 
     with pytest.raises(GraderSetupError, match="occupancy calculator could not be asked"):
         driver_occupancy.ask([96], sandbox.child_env("gpu"))
@@ -171,7 +173,7 @@ def test_a_driver_that_cannot_be_asked_is_the_grader_s_setup():
 @pytest.mark.gpu
 @needs_gpu()
 def test_on_a_gpu_the_trusted_query_gives_this_gpu_s_limits_and_answers():
-    from autograder import sandbox
+    from autograder.sandbox import run as sandbox
 
     got = driver_occupancy.ask([96, 1024], sandbox.child_env("gpu"))
     assert set(got.limits) == set(HOPPER) and all(v > 0 for v in got.limits.values())

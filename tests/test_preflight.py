@@ -14,11 +14,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autograder import environment, exercises, grader, grading, preflight, preflight_key, sandbox
+from autograder import exercises, grader
+from autograder.host import environment
+from autograder.grading import steps as grading
+from autograder.grading import preflight
+from autograder.grading import preflight_key
+from autograder.sandbox import run as sandbox
 from autograder.cli import app
 from autograder.errors import GraderSetupError
-from autograder.results import ExerciseResult
-from autograder.sandbox import ChildRun
+from autograder.wire.results import ExerciseResult
+from autograder.sandbox.run import ChildRun
 from conftest import ROOT, TEST_DEVICE, SOLUTIONS
 
 OCCUPANCY = SOLUTIONS / "occupancy.py"
@@ -171,7 +176,7 @@ def test_the_cli_says_so_and_prints_no_grade(losing_solution):
 def test_solutions_and_public_runs_skip_the_preflight(fresh_preflight):
     """``autograder solutions`` grades the solutions itself (and shows wrong verdicts in its
     table), and a public-tests run has no solution to check: neither runs the preflight."""
-    from autograder.self_check import check_exercise
+    from autograder.authoring.solutions import check_exercise
 
     rows = check_exercise("occupancy", TEST_DEVICE, seed=1)
     assert rows[0].ok, rows[0].got
@@ -206,10 +211,10 @@ def test_the_preflight_runs_once_for_many_threads(monkeypatch, fresh_preflight):
 
 _COUNT_SOLUTION_GRADINGS = """
 import sys
-from autograder import grading, preflight
+from autograder.grading import preflight, steps
 graded = []
-real = grading.grade_submission
-grading.grade_submission = lambda *a, **k: graded.append(str(a[0])) or real(*a, **k)
+real = steps.grade_submission
+steps.grade_submission = lambda *a, **k: graded.append(str(a[0])) or real(*a, **k)
 preflight.check(sys.argv[1], sys.argv[2])
 print(len(graded))
 """
@@ -455,7 +460,7 @@ def test_batch_stores_nothing_when_the_solution_loses_points(losing_solution, tm
 
 
 def test_batch_stores_nothing_for_a_child_with_another_numpy(child_numpy_differs, tmp_path):
-    from autograder.batch import run_batch
+    from autograder.batch.run import run_batch
 
     db = tmp_path / "results.sqlite"
     with pytest.raises(GraderSetupError, match="^grader environment: "):
@@ -466,9 +471,9 @@ def test_batch_stores_nothing_for_a_child_with_another_numpy(child_numpy_differs
 def test_a_workers_setup_error_is_not_stored_and_stops_the_batch(tmp_path):
     """A worker's own preflight fails (its GPU, its machine): that submission is not stored and
     what is left is cancelled; the results that arrived before it stay."""
-    from autograder.batch import _collect
-    from autograder.discovery import Submission
-    from autograder.store import ResultStore
+    from autograder.batch.run import _collect
+    from autograder.batch.discovery import Submission
+    from autograder.batch.store import ResultStore
 
     class Done:
         def __init__(self, value=None, error=None):
@@ -498,7 +503,7 @@ def test_a_child_reports_the_grader_s_own_packages(tmp_path):
     """The real setup passes the check: the child's first record names the same numpy, numba,
     numba-cuda and llvmlite (versions and folders) as the grader, whichever the sandbox."""
     from autograder import exercises
-    from autograder.plan import make_cases as _make_cases, request as _request
+    from autograder.grading.plan import make_cases as _make_cases, request as _request
 
     ex = exercises.get("occupancy")
     source = tmp_path / "submission.py"
@@ -513,7 +518,7 @@ def test_a_child_reports_the_grader_s_own_packages(tmp_path):
 
 def test_gpus_are_counted_from_the_drivers_list_without_nvidia_smi(monkeypatch, tmp_path):
     """The driver's folder per GPU answers without starting nvidia-smi (0.1 s per grading)."""
-    from autograder import devices
+    from autograder.grading import devices
 
     for bus in ("0000:19:00.0", "0000:3b:00.0"):
         (tmp_path / bus).mkdir()

@@ -10,17 +10,18 @@ import re
 import subprocess
 import sys
 
-from autograder import exercises, grader, grading
-from autograder.judge_cases import output_hint, printed_for_student
+from autograder import exercises, grader
+from autograder.grading import steps as grading
+from autograder.judge.cases import output_hint, printed_for_student
 from autograder.nbgrader import notebook as nbb
 from autograder.nbgrader.authoring import build_source_notebook
 from autograder.nbgrader import public
 from autograder.nbgrader.preprocessor import GradeWithAutograder
-from autograder.plan import make_cases
-from autograder.protocol import Imported, Start
+from autograder.grading.plan import make_cases
+from autograder.wire.protocol import Imported, Start
 from autograder.report.export import to_gradescope
-from autograder.results import ExerciseResult
-from autograder.sandbox import ChildRun
+from autograder.wire.results import ExerciseResult
+from autograder.sandbox.run import ChildRun
 from conftest import ROOT, TEST_DEVICE
 
 BASE = 900_000_000  # the kernel prints BASE + n (n >= 1): numbers its source does not hold

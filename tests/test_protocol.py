@@ -1,4 +1,4 @@
-"""The typed protocol between grader and child (autograder.protocol): every record kind survives
+"""The typed protocol between grader and child (autograder.wire.protocol): every record kind survives
 the channel's framing unchanged, and a record of an unknown kind or with fields that do not fit
 its kind is rejected, so the grader judges it an error instead of crashing. No child process."""
 
@@ -10,14 +10,17 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from autograder import exercises, judge, plan, protocol
-from autograder.channel import encode, read_record
-from autograder.protocol import (CaseResult, Compiled, Device, Done, Error, Hello, Imported,
+from autograder import exercises
+from autograder.judge import collect as judge
+from autograder.grading import plan
+from autograder.wire import protocol
+from autograder.wire.channel import encode, read_record
+from autograder.wire.protocol import (CaseResult, Compiled, Device, Done, Error, Hello, Imported,
                                  Instrumented, Kernel, ProtocolError, Ready, Received, Rejected,
                                  Start, TimingSamples, parse)
-from autograder.results import Status
-from autograder.sandbox import ChildRun
-from autograder.submission import load_source
+from autograder.wire.results import Status
+from autograder.sandbox.run import ChildRun
+from autograder.source.submission import load_source
 
 EXAMPLES = [
     Device("NVIDIA H200", [9, 0], multiprocessors=132, max_threads_per_sm=2048),
@@ -144,8 +147,8 @@ def test_a_malformed_case_record_is_that_case_s_error_not_a_crash():
 def test_a_runs_records_are_parsed_once_until_another_arrives(monkeypatch):
     """``received(run)`` parses a child's records once for all its judges (issue 23: 15 call
     sites parsed them again), and again when a record has arrived since."""
-    from autograder import protocol
-    from autograder.sandbox import ChildRun
+    from autograder.wire import protocol
+    from autograder.sandbox.run import ChildRun
 
     parsed = []
     real = protocol.parse

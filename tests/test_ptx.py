@@ -1,7 +1,7 @@
 """Concept facts read off PTX: shared memory bytes, and source lines with barriers, atomics and
 fences (an unrolled loop must not multiply one barrier)."""
 
-from autograder.ptx import facts
+from autograder.judge.ptx import facts
 
 UNROLLED = """
 .shared .align 4 .b8 _cudapy_tile[1024];

@@ -1,4 +1,4 @@
-"""The grader's parses are safe from several threads at once (``autograder.pyast``): CPython
+"""The grader's parses are safe from several threads at once (``autograder.source.pyast``): CPython
 3.11's AST converter can fail with ``SystemError: AST constructor recursion depth mismatch``
 when two threads parse at the same moment (CPython issue 106905), which ended one of
 ``tests/test_gpu_scheduling.py``'s eight gradings at once. The failure is too rare to provoke
@@ -10,12 +10,14 @@ import ast
 
 import pytest
 
-from autograder import hints, pyast, timing
+from autograder.judge import hints
+from autograder.source import pyast
+from autograder.timing import measure as timing
 from conftest import ROOT
 
 #: Code that runs only in a child process (one thread parsing), where ``ast.parse`` is safe.
-CHILD_SIDE = ("autograder/child/", "autograder/instrument/", "autograder/parse_check.py",
-              "autograder/pyast.py")
+CHILD_SIDE = ("autograder/child/", "autograder/instrument/", "autograder/sandbox/parse_check.py",
+              "autograder/source/pyast.py")
 
 
 def test_no_grader_module_calls_ast_parse_itself():

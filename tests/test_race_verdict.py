@@ -1,6 +1,6 @@
 """A racy kernel gets the same verdict every time (issue 22): a shared-memory race or a barrier
 that not every thread reaches, as the instrumented run finds it, fails every correctness case,
-whatever outputs the launches happened to give (:func:`autograder.judge_cases.apply_race_verdict`).
+whatever outputs the launches happened to give (:func:`autograder.judge.cases.apply_race_verdict`).
 
 The judge-level tests feed the same race report with outputs that a lucky and an unlucky
 schedule would give (all right, some wrong, a case that timed out) and need no child; the
@@ -13,11 +13,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from autograder import diagnostics, exercises, judge, plan
-from autograder.judge_cases import RACE_RULE, apply_race_verdict
-from autograder.results import Kind, Status, TestResult
-from autograder.sandbox import ChildRun
-from autograder.submission import Source, load_source
+from autograder import exercises
+from autograder.judge import diagnostics
+from autograder.judge import collect as judge
+from autograder.grading import plan
+from autograder.judge.cases import RACE_RULE, apply_race_verdict
+from autograder.wire.results import Kind, Status, TestResult
+from autograder.sandbox.run import ChildRun
+from autograder.source.submission import Source, load_source
 
 from conftest import EXERCISES, ROOT, SEED, TEST_DEVICE, grade_file, graded_once
 
@@ -93,7 +96,7 @@ def test_compute_sanitizer_findings_never_decide_a_case():
 
 def _run(ex, cases, wrong: set[int]) -> ChildRun:
     """A child's records: every case's guarded output right, except the ``wrong`` indices'."""
-    from autograder.buffers import guarded_output
+    from autograder.wire.buffers import guarded_output
 
     run = ChildRun(records=[({"type": "imported", "constants": {"TILE_WIDTH": 16}}, {})])
     for i, c in enumerate(cases):
@@ -191,8 +194,8 @@ def test_on_a_gpu_the_instrumented_run_happens_with_the_sanitizer_on_or_off(monk
     """The race rule reads the instrumented run, so --no-sanitize must not turn it off: the
     GPU path starts it (a simulator child, phase ``instrument``) either way. No GPU: the
     children are fakes."""
-    from autograder import children
-    from autograder.sandbox import Limits
+    from autograder.grading import children
+    from autograder.sandbox.run import Limits
 
     started = []
 
@@ -212,7 +215,7 @@ def test_on_a_gpu_the_instrumented_run_happens_with_the_sanitizer_on_or_off(monk
 
 def test_the_class_view_counts_a_race_decided_grading_as_a_race():
     from autograder.report import class_view
-    from autograder.results import ExerciseResult
+    from autograder.wire.results import ExerciseResult
 
     tests = _tests(SCHEDULES[1])
     apply_race_verdict(exercises.get("tiled_matmul"), Source("\n" * 40, "x.py"), tests,

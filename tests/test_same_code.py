@@ -16,11 +16,11 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # in-process numba, as tests
 
 import pytest  # noqa: E402
 
-from autograder import judge  # noqa: E402
-from autograder.definitions import NotGradable, run_definitions  # noqa: E402
-from autograder.protocol import Imported  # noqa: E402
-from autograder.results import Kind, Status, TestResult  # noqa: E402
-from autograder.submission import Source  # noqa: E402
+from autograder.judge import collect as judge  # noqa: E402
+from autograder.source.definitions import NotGradable, run_definitions  # noqa: E402
+from autograder.wire.protocol import Imported  # noqa: E402
+from autograder.wire.results import Kind, Status, TestResult  # noqa: E402
+from autograder.source.submission import Source  # noqa: E402
 from conftest import run_file_on_the_simulator, simulator_in_process  # noqa: E402
 
 
@@ -115,8 +115,8 @@ def test_children_that_built_different_definitions_differ(sim, compiled, words):
 
 
 def test_a_simulator_pass_is_void_when_the_definitions_differ():
-    from autograder.protocol import Compiled
-    from autograder.sandbox import ChildRun
+    from autograder.wire.protocol import Compiled
+    from autograder.sandbox.run import ChildRun
 
     def child(*records):
         return ChildRun(records=[(r.to_header(), {}) for r in records])
@@ -143,8 +143,8 @@ _SCAN = r"""
 import glob, json, re, sys
 from autograder import exercises
 from autograder.child.contract import contract_names
-from autograder.definitions import NotGradable, bindings, run_definitions
-from autograder.submission import load_source
+from autograder.source.definitions import NotGradable, bindings, run_definitions
+from autograder.source.submission import load_source
 lazy = sys.argv[1] == "compile"
 out = {}
 for pattern in json.loads(sys.argv[2]):

@@ -14,9 +14,10 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # in-process numba, as tests
 
 import pytest  # noqa: E402
 
-from autograder import known_bad, sandbox  # noqa: E402
-from autograder.channel import ChannelError, encode, read_record  # noqa: E402
-from autograder.definitions import run_definitions  # noqa: E402
+from autograder.exercises import known_bad
+from autograder.sandbox import run as sandbox  # noqa: E402
+from autograder.wire.channel import ChannelError, encode, read_record  # noqa: E402
+from autograder.source.definitions import run_definitions  # noqa: E402
 
 PATH = "/nonexistent/submission.py"
 
@@ -196,7 +197,7 @@ def test_a_wrapper_runs_inside_the_child_and_writes_only_its_folder(tmp_path):
     """The hook compute-sanitizer needs: a command prefix inside the sandbox, and one folder it
     may write (its log), whichever the mode."""
     from autograder import exercises
-    from autograder.plan import make_cases as _make_cases, request as _request
+    from autograder.grading.plan import make_cases as _make_cases, request as _request
     from conftest import SOLUTIONS
 
     ex = exercises.get("occupancy")

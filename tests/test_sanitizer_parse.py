@@ -1,6 +1,6 @@
 """Parsing compute-sanitizer logs into findings with the student's lines."""
 
-from autograder.sanitizer import parse
+from autograder.judge.sanitizer import parse
 
 SRC = "/tmp/kernelgrade-x/submission.py"
 

@@ -11,12 +11,18 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from autograder import children, exercises, grader, grading, judge, judge_cases, plan, self_check
+from autograder import exercises, grader
+from autograder.grading import children
+from autograder.grading import steps as grading
+from autograder.judge import collect as judge
+from autograder.judge import cases as judge_cases
+from autograder.grading import plan
+from autograder.authoring import solutions as self_check
 from autograder.cli import app
-from autograder.judge_cases import passed_every_case as _passed_every_case
-from autograder.results import ExerciseResult
-from autograder.sandbox import ChildRun, Limits
-from autograder.submission import load_source
+from autograder.judge.cases import passed_every_case as _passed_every_case
+from autograder.wire.results import ExerciseResult
+from autograder.sandbox.run import ChildRun, Limits
+from autograder.source.submission import load_source
 
 
 def _tiled_run(cases, wrong=(), missing=(), extra=()):

@@ -12,12 +12,13 @@ import textwrap
 
 import pytest
 
-from autograder import exercises, judge
-from autograder.protocol import TimingSamples
-from autograder.results import Status
-from autograder.sandbox import ChildRun
-from autograder.submission import Source
-from autograder.timed_outputs import TOLERANCE_FACTOR, wrong_launches
+from autograder import exercises
+from autograder.judge import collect as judge
+from autograder.wire.protocol import TimingSamples
+from autograder.wire.results import Status
+from autograder.sandbox.run import ChildRun
+from autograder.source.submission import Source
+from autograder.timing.outputs import TOLERANCE_FACTOR, wrong_launches
 from conftest import ROOT
 
 N = 2048 * 2048
@@ -112,7 +113,7 @@ def test_missing_or_malformed_checks_and_a_bad_reference_are_errors_not_points()
 def test_the_checks_run_outside_every_timed_region_and_after_each_round(monkeypatch):
     """``before`` runs before the L2 flush (retakes included), ``after_round`` after the
     round's second end event: between a start and an end event there is only the launch."""
-    from autograder import timing
+    from autograder.timing import measure as timing
 
     # No retake: on a loaded machine this fake's host-side queueing may exceed the window.
     monkeypatch.setattr(timing, "HOST_WINDOW_S", float("inf"))
@@ -150,7 +151,7 @@ def test_the_checks_run_outside_every_timed_region_and_after_each_round(monkeypa
 _SIM_SCRIPT = textwrap.dedent("""
     import numpy as np
     from numba import cuda
-    from autograder.timed_outputs import LaunchChecks, wrong_launches
+    from autograder.timing.outputs import LaunchChecks, wrong_launches
 
     ref_host = np.arange(1200, dtype=np.float32).reshape(40, 30)
     student = cuda.device_array((40, 30), np.float32)
@@ -216,7 +217,8 @@ def test_the_check_kernels_on_the_simulator():
 def test_the_timing_inputs_are_hashed_from_the_secret_seed():
     """A submission cannot carry answers for the timing size: its inputs change with the
     grading's secret seed (and replay with it)."""
-    from autograder import exercises, plan
+    from autograder import exercises
+    from autograder.grading import plan
 
     exercise = exercises.get("tiled_matmul")
     first = plan.timing_request(exercise, 1234).input_seed

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from autograder import known_bad
-from autograder.timing import ratio_stats, self_check_problem, verdict
+from autograder.exercises import known_bad
+from autograder.timing.measure import ratio_stats, self_check_problem, verdict
 from conftest import FILES, assert_full_marks, grade_file, needs_gpu
 
 
@@ -61,7 +61,7 @@ def test_a_self_check_off_for_a_moment_is_measured_again(monkeypatch):
     """A self-check disturbed for a moment (another process's GPU work) is taken again before
     the student's kernel is timed, instead of turning into a timing error; one that stays off
     is reported with its samples after ``SELF_CHECK_ATTEMPTS`` tries."""
-    from autograder import timing
+    from autograder.timing import measure as timing
     from autograder.child import timing as child_timing
 
     def run(self_checks):
@@ -88,7 +88,7 @@ def test_a_self_check_off_for_a_moment_is_measured_again(monkeypatch):
 
 
 class _ScriptedGPU:
-    """Enough of ``numba.cuda`` for :func:`autograder.timing.time_pair`: each launch sets what
+    """Enough of ``numba.cuda`` for :func:`autograder.timing.measure.time_pair`: each launch sets what
     the next event pair measures (milliseconds)."""
 
     def __init__(self):
@@ -132,7 +132,7 @@ def test_sampling_stops_once_the_points_are_settled(ratio):
     """A kernel six times slower than the instructor's gets no points however precise its ratio:
     sampling stops after the minimum rounds once the interval lies above the no-points ratio (or
     below the full-points ratio), instead of running on to 1 % precision."""
-    from autograder import timing
+    from autograder.timing import measure as timing
 
     gpu, a, b = _noisy_pair(ratio)
     settled = timing.time_pair(gpu, a, b, lambda: None, min_rounds=10, max_rounds=200,
@@ -148,7 +148,7 @@ def test_sampling_stops_once_the_points_are_settled(ratio):
 
 
 def test_a_ratio_between_the_thresholds_is_sampled_to_full_precision():
-    from autograder import timing
+    from autograder.timing import measure as timing
 
     gpu, a, b = _noisy_pair(1.6)
     run = timing.time_pair(gpu, a, b, lambda: None, min_rounds=10, max_rounds=200, budget_s=60,
@@ -178,7 +178,7 @@ def test_a_disturbed_sample_is_taken_again(monkeypatch):
     """Issue 22: one slow sample among the 10 rounds of a settled measurement moved its ratio by
     3-5 % (0.929 against 0.899). A sample more than 10 % slower than its kernel's median so far
     is taken again: the ratio is the undisturbed one, and the record counts the retake."""
-    from autograder import timing
+    from autograder.timing import measure as timing
 
     gpu, a, b = _steady_pair(0.9, {5: 1.4})
     run = timing.time_pair(gpu, a, b, lambda: None, min_rounds=10, warmup=0,
@@ -196,7 +196,7 @@ def test_a_disturbed_sample_is_taken_again(monkeypatch):
 def test_a_disturbed_first_sample_is_judged_by_the_warm_up():
     """The warm-up launches are timed too, so a sample disturbed in the first rounds is known
     as one (on an H100 a round-1 sample 44 % slow moved a settled ratio by 5.5 %)."""
-    from autograder import timing
+    from autograder.timing import measure as timing
 
     gpu, a, b = _steady_pair(0.9, {4: 1.3})  # warm-up launches 0-2, then round 0 and round 1
     run = timing.time_pair(gpu, a, b, lambda: None, min_rounds=10, warmup=3,
@@ -208,7 +208,7 @@ def test_a_kernel_whose_launches_vary_keeps_its_samples():
     """A kernel whose own launches vary by more than 10 % is not retaken without end: one
     sample and a tenth of the rest at most are taken again, and every round still gets one
     sample of each."""
-    from autograder import timing
+    from autograder.timing import measure as timing
 
     spikes = {i: 1.5 for i in range(1000) if i % 2}  # every other launch 1.5 ms, not 0.9
     gpu, a, b = _steady_pair(0.9, spikes)

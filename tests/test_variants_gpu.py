@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from autograder import exercises
-from autograder.results import Kind
+from autograder.wire.results import Kind
 
-from autograder.timing import loop_bounds_at_run_time
+from autograder.timing.measure import loop_bounds_at_run_time
 from conftest import grade_file, needs_gpu
 
 VARIANTS = [(name, path) for name in exercises.names() for path in exercises.variants(name)]

@@ -89,7 +89,7 @@ def _driver_case(threads: int) -> Case:
     """On a GPU: this device's limits, compared with the driver's occupancy calculator for a
     small kernel (few registers, no shared memory) at ``threads`` per block. The grader asks the
     driver in a process of its own and adds the limits to the arguments
-    (:func:`autograder.driver_occupancy.fill`): the child never sees the answer."""
+    (:func:`autograder.grading.driver_occupancy.fill`): the child never sees the answer."""
     return Case({"call": "resident_blocks_per_sm", "against_driver": True,
                  "args": {"threads_per_block": threads, "shared_bytes_per_block": 0}},
                 points=5.0, sim=False,
@@ -120,11 +120,11 @@ def reference(inputs, params):
     """``{"value": ...}``, what the case's call must return: a public case's value from
     :data:`PUBLIC_EXPECTED`, a hidden case's from the instructor solution (raises
     :class:`~autograder.errors.GraderSetupError` when it is not installed). A case compared
-    with the driver gets its value from :func:`autograder.driver_occupancy.fill`, never here
+    with the driver gets its value from :func:`autograder.grading.driver_occupancy.fill`, never here
     (raises :class:`~autograder.errors.GraderSetupError`)."""
     if params.get("against_driver"):
         raise GraderSetupError("the driver's occupancy calculator was not asked for this case "
-                               "(autograder.driver_occupancy.fill)")
+                               "(autograder.grading.driver_occupancy.fill)")
     key = _key(params["call"], params["args"])
     if key in PUBLIC_EXPECTED:
         return {"value": PUBLIC_EXPECTED[key]}

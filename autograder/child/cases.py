@@ -1,14 +1,14 @@
 """In the child: compile the kernel to PTX, launch it on each case's guarded buffers, call a
 function exercise's functions, run the instrumented launch; each result goes to the grader as
-a record (:mod:`autograder.protocol`) and is judged there, never here."""
+a record (:mod:`autograder.wire.protocol`) and is judged there, never here."""
 
 from __future__ import annotations
 
-from .. import buffers
+from autograder.wire import buffers
 from .channel import send, send_error
 from .contract import defined
-from ..protocol import CaseRequest, CaseResult, Start
-from ..shapes import evaluate as launch_shape
+from autograder.wire.protocol import CaseRequest, CaseResult, Start
+from autograder.wire.shapes import evaluate as launch_shape
 
 STICKY = ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "UNKNOWN", "MISALIGNED", "ILLEGAL_INSTRUCTION",
           "HARDWARE_STACK", "ASSERT")
@@ -68,7 +68,7 @@ def prepare_driver(function, contract: dict, consts: dict) -> None:
     student's ``function`` before the cases start. Whatever it raises is dropped: the first
     case's launch compiles again and reports the failure in that case, with its own message.
     Raises ``ImportError`` for a driver module that is not installed (the grader's setup)."""
-    from ..assignment_package import import_driver
+    from autograder.exercises.package import import_driver
 
     prepare = getattr(import_driver(contract["driver"], contract.get("driver_root")), "prepare",
                       None)
@@ -81,7 +81,7 @@ def prepare_driver(function, contract: dict, consts: dict) -> None:
 
 
 def case_views(cuda, consts: dict, case: CaseRequest, zeroed=()):
-    """Guarded device buffers (:mod:`autograder.buffers`) for one case's inputs and outputs,
+    """Guarded device buffers (:mod:`autograder.wire.buffers`) for one case's inputs and outputs,
     and the views the kernel gets: (buffers by name, views by name). The outputs named in
     ``zeroed`` (the contract's) start at zero, the others poisoned."""
     host, sizes = {}, {}

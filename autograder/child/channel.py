@@ -1,4 +1,4 @@
-"""The child's end of the private channel: send typed records (:mod:`autograder.protocol`) on
+"""The child's end of the private channel: send typed records (:mod:`autograder.wire.protocol`) on
 the file descriptor the grader passed, never on standard output."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 import traceback
 
-from ..channel import write_record
-from ..protocol import Error, Record
+from autograder.wire.channel import write_record
+from autograder.wire.protocol import Error, Record
 
 _channel_fd = -1
 

@@ -1,5 +1,5 @@
 """In the child: build the submission's module from its definitions only
-(:mod:`autograder.definitions`) and resolve the names its exercise's contract asks for.
+(:mod:`autograder.source.definitions`) and resolve the names its exercise's contract asks for.
 
 Imports no Numba at module level: the harness picks the backend (``NUMBA_ENABLE_CUDASIM``)
 before Numba is first imported.
@@ -15,14 +15,14 @@ _MISSING = object()
 
 def import_submission(path: str, text: str | None = None, lazy: bool = False,
                       live=()) -> types.ModuleType:
-    """The submission as a module, built by :func:`autograder.definitions.run_definitions`
+    """The submission as a module, built by :func:`autograder.source.definitions.run_definitions`
     (imports, constants and function definitions only) from ``text`` (the grader's copy, sent
     in the request) or, without it, from the file at ``path``. The statements it skipped are
     in ``module.__dict__["__kernelgrade_skipped__"]`` (a list of ``Skipped``). ``lazy``: a
     kernel given a signature is not compiled eagerly (the compile child has no GPU). ``live``:
     the names the contract asks for (:func:`contract_names`); a skipped statement binding one
-    is refused (:class:`autograder.definitions.NotGradable`)."""
-    from ..definitions import run_definitions
+    is refused (:class:`autograder.source.definitions.NotGradable`)."""
+    from autograder.source.definitions import run_definitions
 
     if text is None:
         with open(path, encoding="utf-8") as f:

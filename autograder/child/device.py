@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from ..environment import PACKAGES_ENV, package_facts, package_mismatch
-from ..protocol import Device, Kernel
+from autograder.host.environment import PACKAGES_ENV, package_facts, package_mismatch
+from autograder.wire.protocol import Device, Kernel
 
 #: The ``device`` record's per-SM facts and the driver attributes they come from.
 DEVICE_ATTRIBUTES = {
@@ -38,7 +38,7 @@ def device_record(dev) -> Device:
 
 
 def device_facts(dev) -> dict:
-    """:func:`device_record`'s header, as sent (what :mod:`autograder.hints` reads)."""
+    """:func:`device_record`'s header, as sent (what :mod:`autograder.judge.hints` reads)."""
     return device_record(dev).to_header()
 
 
@@ -95,7 +95,7 @@ def start_driver_early():
 def package_problem() -> str | None:
     """How this process's numpy, numba, numba-cuda and llvmlite (versions and folders) differ
     from the grader's, which the grader puts in the environment
-    (:data:`autograder.environment.PACKAGES_ENV`; removed here, before any student code runs);
+    (:data:`autograder.host.environment.PACKAGES_ENV`; removed here, before any student code runs);
     None when they agree or the grader sent none."""
     import json
 

@@ -1,14 +1,14 @@
 """What runs inside the child process: run the submission's definitions, resolve the contract's
 names, launch its kernel on the grader's inputs, time it against the instructor's, and send raw
-outputs back over the private channel as typed records (:mod:`autograder.protocol`). It judges
+outputs back over the private channel as typed records (:mod:`autograder.wire.protocol`). It judges
 nothing: comparison happens in the grader's process.
 
 Only the submission's imports, constant assignments and function definitions run
-(:mod:`autograder.definitions`), from the source text in the request: no top-level statement of
+(:mod:`autograder.source.definitions`), from the source text in the request: no top-level statement of
 the student's can patch Numba, NumPy or this module, start threads, or write on the channel.
 
-Run as ``python -m autograder.child.harness CHANNEL_FD`` (:func:`autograder.sandbox.run_child`); the
-request (:class:`autograder.protocol.Request`, pickled by the grader as its ``to_dict()``) comes
+Run as ``python -m autograder.child.harness CHANNEL_FD`` (:func:`autograder.sandbox.run.run_child`); the
+request (:class:`autograder.wire.protocol.Request`, pickled by the grader as its ``to_dict()``) comes
 on standard input and is read in full before any student code runs. The order of :func:`main`
 is the anti-cheat order:
 
@@ -48,10 +48,9 @@ from .device import (device_facts, device_record, kernel_facts,  # noqa: F401 (r
                            kernel_record, not_dumpable, package_problem, start_driver_early)
 from .timing import (import_solution, measure_timing,  # noqa: F401 (re-exported)
                            prepare_timing, warm_up)
-from ..definitions import bindings
-from ..environment import package_facts
-from ..protocol import (Compiled, Done, Error, Hello, Imported, Instrumented, Ready, Request,
-                       Start, TimingSamples)
+from autograder.source.definitions import bindings
+from autograder.host.environment import package_facts
+from autograder.wire.protocol import Compiled, Done, Error, Hello, Imported, Instrumented, Ready, Request, Start, TimingSamples
 
 PTX_LIMIT = 4 << 20
 SIM_THREAD_STACK = 1 << 20
@@ -156,7 +155,7 @@ def _ptx(kernel, contract: dict, backend: str, launched_as) -> str:
 
 
 def _granted(go_fd) -> bool:
-    """Say ``ready`` and wait for the grader's go byte (:mod:`autograder.children`): before the
+    """Say ``ready`` and wait for the grader's go byte (:mod:`autograder.grading.children`): before the
     cases (the grader then holds the GPU shared for this child), after them when the child also
     times (the grader's verdict: go only when every case passed) and before the timing's first
     GPU work (the grader then holds the GPU alone). True at once for a child that waits for
@@ -184,7 +183,7 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
 
     driver = None
     if contract["driver"]:
-        from ..assignment_package import import_driver
+        from autograder.exercises.package import import_driver
         driver = import_driver(contract["driver"], contract.get("driver_root"))
 
     if backend == "sim":

@@ -1,15 +1,15 @@
 """In the child (GPU): time the student's kernel against the instructor's at the student's own
 constants, interleaved, after a self-check of the instructor's kernel against itself. Returns
-raw samples; the grader judges them (:func:`autograder.timing.verdict`)."""
+raw samples; the grader judges them (:func:`autograder.timing.measure.verdict`)."""
 
 from __future__ import annotations
 
 import types
 
-from ..kernel_cache import solution_identity
-from ..protocol import TimingRequest
-from ..shapes import evaluate as launch_shape
-from ..timed_outputs import LaunchChecks
+from autograder.host.kernel_cache import solution_identity
+from autograder.wire.protocol import TimingRequest
+from autograder.wire.shapes import evaluate as launch_shape
+from autograder.timing.outputs import LaunchChecks
 
 TIMING_COPIES = 3
 TIMING_COPY_BYTES = 3 << 30
@@ -50,15 +50,15 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
     (``copies`` rotated sets, at most 3 GiB, allocated, filled only by :func:`warm_up`), shared
     by both kernels; outputs, one set for the student's kernel (``arg_sets``) and one for the
     instructor's (``reference_arg_sets``); the checks of every timed launch (``checks``:
-    :class:`autograder.timed_outputs.LaunchChecks`); the instructor's kernel at the student's
+    :class:`autograder.timing.outputs.LaunchChecks`); the instructor's kernel at the student's
     constants, the launch shape and an L2 flusher; every kernel (``kernel``, the student's, the
     instructor's, the fill, flush, poison and compare kernels) compiled for its arguments, all
     but the student's from the host's cache of compiled kernels when it has them
-    (:mod:`autograder.kernel_cache`). So the child does its CPU work before it asks for the
+    (:mod:`autograder.host.kernel_cache`). So the child does its CPU work before it asks for the
     GPU."""
     import numpy as np
 
-    from .. import timing as timing_mod
+    from autograder.timing import measure as timing_mod
 
     solution = import_solution(timing.solution_path, consts, timing.solution_source)
     params = timing.params
@@ -125,10 +125,10 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
     """The instructor's kernel against itself (the GPU self-check, taken again up to
     :data:`SELF_CHECK_ATTEMPTS` times while it is off), then the student's against the
     instructor's, each timed launch checked (``prepared["checks"]``); the raw samples and the
-    checks' numbers for the grader, as the fields of :class:`autograder.protocol.TimingSamples`
+    checks' numbers for the grader, as the fields of :class:`autograder.wire.protocol.TimingSamples`
     (milliseconds; ``seconds`` of sampling; ``retaken``: samples of either kernel taken again,
-    disturbed or enqueued late: :func:`autograder.timing.time_pair`)."""
-    from .. import timing as timing_mod
+    disturbed or enqueued late: :func:`autograder.timing.measure.time_pair`)."""
+    from autograder.timing import measure as timing_mod
 
     p = prepared
     copies = len(p["arg_sets"])

@@ -24,7 +24,7 @@ own assignments live in a folder of the same layout anywhere: :func:`add_folder`
 DIR``, or ``$KERNELGRADE_ASSIGNMENTS``, a list separated by ``os.pathsep``) registers them; an
 exercise of a built-in name replaces the built-in one. Their solutions are in the ``solutions/``
 folder beside that folder, else ``$KERNELGRADE_SOLUTIONS``. Each folder is imported as a package
-of its own (:mod:`autograder.assignment_package`), so an assignment may import its siblings
+of its own (:mod:`autograder.exercises.package`), so an assignment may import its siblings
 relatively (``from . import driver``). The engine (``autograder/``) names no exercise.
 """
 
@@ -36,7 +36,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from .. import assignment_package, settings
+from autograder import settings
+from autograder.exercises import package as assignment_package
 from ..errors import GraderSetupError
 from .base import Exercise
 
@@ -253,7 +254,7 @@ def solution_path(exercise: Exercise | str) -> Path:
 def timing_solution_path(exercise: Exercise | str, bounds_at_run_time: bool = False) -> Path:
     """The instructor solution a student's kernel is timed against: :func:`solution_path`, or,
     for a student whose loops are bounded by ``cuda.blockDim`` at run time
-    (:func:`autograder.timing.loop_bounds_at_run_time`), the instructor's kernel bounded the
+    (:func:`autograder.timing.measure.loop_bounds_at_run_time`), the instructor's kernel bounded the
     same way when the exercise has one (``<name>_blockdim.py`` or
     ``<name>/solution_blockdim.py`` in one of :func:`solution_folders`). Raises
     ``FileNotFoundError`` as :func:`solution_path` does."""

@@ -205,7 +205,7 @@ class Timing:
 
     ``params``: the size (chosen so the instructor kernel runs ≥ 1 ms on an H100/H200);
     full points at ``ratio <= full_ratio`` (student time / instructor time), none above
-    ``zero_ratio``, linear in between. Sampling (see :mod:`autograder.timing`) takes at least
+    ``zero_ratio``, linear in between. Sampling (see :mod:`autograder.timing.measure`) takes at least
     ``min_rounds`` rounds and stops at 1 % relative standard error, once the ratio's 95 %
     interval is wholly at or below ``full_ratio`` or at or above ``zero_ratio`` (the points are
     settled), or after ``budget_s`` seconds.
@@ -327,7 +327,7 @@ class Exercise:
     def part_points(self) -> dict[str, float]:
         """Maximum points of each part that carries points, in grading order:
         ``{"correctness": the cases' sum, "concept": ..., "timing": ...}`` (the test kinds of
-        :class:`autograder.results.Kind`; one nbgrader grade cell each)."""
+        :class:`autograder.wire.results.Kind`; one nbgrader grade cell each)."""
         parts = {"correctness": float(sum(c.points for c in self.cases))}
         if self.concept and self.concept.points:
             parts["concept"] = float(self.concept.points)

@@ -10,7 +10,7 @@ Both steps grade in one environment (:func:`grading_environment`): bubblewrap re
 (``KERNELGRADE_SANDBOX=require``), the bundle's ``solutions/`` as ``$KERNELGRADE_SOLUTIONS``
 (locked by :func:`lock_solutions`), the preflight's remembered pass in ``<root>/cache`` (unless
 ``$KERNELGRADE_CACHE_DIR`` names another folder). So the pass :func:`setup` stores has the key
-each submission's grading computes (:func:`autograder.preflight.fingerprint`), and a changed
+each submission's grading computes (:func:`autograder.grading.preflight.fingerprint`), and a changed
 solution, package or sandbox grades the solution again.
 
 A submission is graded in this order, and results.json is always written:
@@ -39,7 +39,7 @@ import traceback
 from pathlib import Path
 
 from .. import exercises
-from ..cache_folder import CACHE_ENV
+from autograder.host.cache_folder import CACHE_ENV
 from ..errors import GraderSetupError
 from ..report import export
 from .. import settings
@@ -177,13 +177,13 @@ def refusal(path: Path) -> str:
 
 def unreadable(path: Path) -> str:
     """Why the student's ``path`` cannot be graded as Python source, or ``""``: what
-    :func:`autograder.submission.load_source` refuses and what the parse check
-    (:mod:`autograder.parse_check`: compiled in a child, under limits) refuses as too deep or too
+    :func:`autograder.source.submission.load_source` refuses and what the parse check
+    (:mod:`autograder.sandbox.parse_check`: compiled in a child, under limits) refuses as too deep or too
     large, which is the file's doing, never the grader's. A syntax error is graded (with its
     line), not refused. Raises :class:`autograder.errors.GraderSetupError` when the parse
     check's child cannot run."""
-    from .. import parse_check
-    from ..submission import SubmissionError, load_source
+    from autograder.sandbox import parse_check
+    from autograder.source.submission import SubmissionError, load_source
 
     try:
         source = load_source(path)
@@ -217,9 +217,9 @@ def _write(root: Path, results: dict) -> Path:
 
 
 def require_sandbox() -> None:
-    """Raise :class:`autograder.sandbox.SandboxUnavailable` (a ``GraderSetupError``) naming
+    """Raise :class:`autograder.sandbox.run.SandboxUnavailable` (a ``GraderSetupError``) naming
     the cause and what the container needs, unless bubblewrap runs here."""
-    from ..sandbox import SandboxUnavailable, sandbox_status
+    from autograder.sandbox.run import SandboxUnavailable, sandbox_status
 
     status = sandbox_status()
     if not status.available:
@@ -284,7 +284,7 @@ def setup(root: Path, exercise: str, device: str = "auto") -> int:
     Where bubblewrap cannot run, it warns and returns 0: the grading container may allow what
     the image build does not, and each submission checks again."""
     from ..exercises import solution_path
-    from ..sandbox import SandboxUnavailable
+    from autograder.sandbox.run import SandboxUnavailable
 
     env = grading_environment(root)
     print(lock_solutions(root / "source" / "solutions"))
@@ -297,7 +297,7 @@ def setup(root: Path, exercise: str, device: str = "auto") -> int:
     try:
         require_sandbox()
         from ..grader import resolve_device
-        from .. import preflight
+        from autograder.grading import preflight
 
         backend = resolve_device(device)
         preflight.check(exercise, backend)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import autograder
-from .. import assignment_package, exercises
+from autograder import exercises
+from autograder.exercises import package as assignment_package
 
 DIST = "kernelgrade"
 PACKAGE_DIR = Path(autograder.__file__).resolve().parent

@@ -21,7 +21,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Iterator
 
-from .. import pyast
+from autograder.source import pyast
 
 #: Operator name -> what it does (``autograder mutants --operator NAME``).
 OPERATORS: dict[str, str] = {

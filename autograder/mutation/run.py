@@ -2,7 +2,7 @@
 
 The mutants (:func:`autograder.mutation.operators.mutants` of the instructor solution) are
 written as a flat class folder, one ``<id>.py`` per mutant, and graded with
-:func:`autograder.batch.run_batch` into a SQLite store (the exercise's preflight first, then
+:func:`autograder.batch.run.run_batch` into a SQLite store (the exercise's preflight first, then
 every mutant in its own child on the batch's workers). Each result gets a verdict:
 
 ``killed``      it lost points: a test failed, erred or timed out, or passed with fewer points;
@@ -120,7 +120,7 @@ def _digest(source: str) -> str:
 def _forget_stale(folder: Path, chosen: list[Mutant], backend: str) -> None:
     """In a kept ``out`` folder: drop the stored results of mutants whose source changed since
     they were graded, or that were graded on the other device, and record the new contents."""
-    from ..store import ResultStore
+    from autograder.batch.store import ResultStore
 
     manifest_path = folder / MANIFEST
     try:
@@ -145,12 +145,12 @@ def _forget_stale(folder: Path, chosen: list[Mutant], backend: str) -> None:
 def grade(exercise: str, chosen: list[Mutant], device: str = "auto",
           workers: int | None = None, sanitize: bool = True, out: Path | None = None,
           progress: bool = False) -> tuple[dict[str, dict], dict[str, str]]:
-    """Grade ``chosen`` with :func:`autograder.batch.run_batch`; returns (mutant id -> result
+    """Grade ``chosen`` with :func:`autograder.batch.run.run_batch`; returns (mutant id -> result
     dict, mutant id -> why the grader failed on it). ``out``: a folder that keeps the mutant
     files and the store (a rerun resumes); None: a temporary one. Raises what ``run_batch``
     raises (``ValueError``, :class:`autograder.errors.GraderSetupError`)."""
-    from ..batch import run_batch
-    from ..devices import resolve_device
+    from autograder.batch.run import run_batch
+    from autograder.grading.devices import resolve_device
 
     backend = resolve_device(device)
     with tempfile.TemporaryDirectory(prefix="kernelgrade-mutants-") as tmp:

@@ -17,10 +17,10 @@ An instructor trying a notebook in Jupyter can add a cell::
 1. collects the code this kernel has executed so far (IPython's input history, in order), leaving
    out IPython magics and the autograder's own test cells (those whose source contains
    :data:`TEST_CELL_MARKER` or calls ``grade_this_notebook``), exactly as
-   :mod:`autograder.submission` does for a notebook file;
+   :mod:`autograder.source.submission` does for a notebook file;
 2. grades it with :func:`autograder.grader.grade`, which runs the code in child processes with
    hard timeouts;
-3. keeps the :class:`~autograder.results.ExerciseResult` in this kernel, so later calls for the
+3. keeps the :class:`~autograder.wire.results.ExerciseResult` in this kernel, so later calls for the
    other parts with the same code reuse it;
 4. prints the part's tests as the grader reported them (hidden sizes and the seed included:
    :func:`autograder.report.parts.render_part`) and returns that part's points.
@@ -38,8 +38,8 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from ..results import ExerciseResult, Kind
-from ..submission import Source, notebook_source
+from autograder.wire.results import ExerciseResult, Kind
+from autograder.source.submission import Source, notebook_source
 from ..report.parts import part_points, render_part
 from .. import settings
 
@@ -90,7 +90,7 @@ def executed_notebook(cells: Sequence[str]) -> dict:
     """A notebook (as a JSON-ready dict) with one code cell per executed input, in order.
 
     The autograder's test cells (:func:`is_test_cell`) are marked as nbgrader grade cells, so
-    :func:`autograder.submission.notebook_source` leaves them out and still counts them: "cell 3"
+    :func:`autograder.source.submission.notebook_source` leaves them out and still counts them: "cell 3"
     in a grading message is then ``In [3]``, which is also the third code cell of a notebook run
     top to bottom (as ``nbgrader autograde`` runs it).
     """
@@ -103,10 +103,10 @@ def executed_notebook(cells: Sequence[str]) -> dict:
 
 
 def executed_source(cells: Sequence[str], name: str = "this notebook") -> Source:
-    """The code that :func:`grade_this_notebook` grades, as :class:`autograder.submission.Source`.
+    """The code that :func:`grade_this_notebook` grades, as :class:`autograder.source.submission.Source`.
 
     Magics and test cells are left out as for a notebook file. Raises
-    :class:`autograder.submission.SubmissionError` when no code is left.
+    :class:`autograder.source.submission.SubmissionError` when no code is left.
     """
     return notebook_source(json.dumps(executed_notebook(cells)), name)
 

@@ -15,7 +15,7 @@ import csv
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 
-#: The word every provisional note starts with (:func:`autograder.results.provisional_note`).
+#: The word every provisional note starts with (:func:`autograder.wire.results.provisional_note`).
 PROVISIONAL = "provisional:"
 
 

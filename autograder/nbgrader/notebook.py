@@ -14,15 +14,14 @@ ones nbgrader's "Create Assignment" toolbar makes:
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
 
 import nbformat
 
-from .. import pyast
+from autograder.source import pyast
 from ..exercises.base import Exercise
-from ..results import Kind
+from autograder.wire.results import Kind
 
 SCHEMA_VERSION = 3
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -164,8 +163,3 @@ def cells_with(nb, **flags) -> list:
         if meta and all(bool(meta.get(k)) == v for k, v in flags.items()):
             found.append(cell)
     return found
-
-
-def json_equal(a: str, b: str) -> bool:
-    """Whether two notebook JSON texts hold the same notebook (key order and spacing aside)."""
-    return json.loads(a) == json.loads(b)

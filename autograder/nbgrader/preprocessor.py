@@ -24,7 +24,7 @@ Either way, for each grade cell whose nbgrader ``grade_id`` is ``<exercise>-hidd
 (:func:`autograder.nbgrader.notebook.parse_hidden_grade_id`; nbgrader's sanitizing step has
 already checked every grade_id, the points and the locked cells' source against the gradebook),
 it grades the student's code of the notebook (its code cells in order, test cells and magics left
-out: :func:`autograder.submission.notebook_source`) once per exercise with
+out: :func:`autograder.source.submission.notebook_source`) once per exercise with
 :func:`autograder.grader.grade`, and sets the cell's outputs to the part's report (standard
 output), the same report in HTML with its pictures (a ``display_data`` output with
 ``text/html``: :func:`autograder.report.html.render_part_fragment`, which ``nbgrader
@@ -65,9 +65,9 @@ from traitlets import Bool, Unicode
 from .. import exercises, grader
 from ..errors import GraderSetupError
 from ..report.html import load_source_quietly, render_part_fragment
-from ..judge_cases import all_tests
-from ..results import ExerciseResult, Kind, Status
-from ..submission import Source, SubmissionError, linked_part, not_a_regular_file
+from autograder.judge.cases import all_tests
+from autograder.wire.results import ExerciseResult, Kind, Status
+from autograder.source.submission import Source, SubmissionError, linked_part, not_a_regular_file
 from . import notebook as nbb
 from ..report.parts import part_points, render_part
 from .cells import DEVICE_ENV
@@ -222,8 +222,8 @@ class GradeWithAutograder(NbGraderPreprocessor):
         nbgrader followed (the notebook it read is someone else's file: the instructor's source,
         another student's), or the notebook is not a regular file (a pipe, a device: what a
         reader that opens nothing else left, see
-        :func:`autograder.submission.read_submission_bytes`). The ``submitted/`` folder itself
-        is the instructor's and may be a link (:func:`autograder.submission.linked_part`)."""
+        :func:`autograder.source.submission.read_submission_bytes`). The ``submitted/`` folder itself
+        is the instructor's and may be a link (:func:`autograder.source.submission.linked_part`)."""
         found = self._submitted(resources)
         if found is None:
             return None
@@ -268,7 +268,7 @@ class GradeWithAutograder(NbGraderPreprocessor):
     def _grade(self, nb: NotebookNode, exercise: str, device: str,
                resources: ResourcesDict) -> tuple[ExerciseResult, Source | None]:
         """Grade the code cells of ``nb`` for ``exercise`` in the grader's child processes;
-        returns the result and the graded :class:`~autograder.submission.Source` (None when
+        returns the result and the graded :class:`~autograder.source.submission.Source` (None when
         it cannot be read: the HTML then shows no source lines). A stand-in for a malformed
         file (:mod:`autograder.nbgrader.reader`) is graded as the file it stands for."""
         with tempfile.TemporaryDirectory(prefix="kernelgrade-nbgrader-") as tmp:

@@ -46,14 +46,14 @@ from typing import Sequence
 
 from .. import exercises
 from ..errors import GraderSetupError
-from ..results import ExerciseResult, Kind, Status, TestResult
-from ..sandbox import Limits
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
+from autograder.sandbox.run import Limits
 from ..report.parts import where
 from .cells import DEVICE_ENV, executed_cells, executed_notebook
 
 #: Time limits of a public run, in seconds: the public cases are small, and the whole run stays
 #: well inside nbgrader's limit for an ordinary cell (``CELL_TIMEOUT``, 120 s by default). A GPU
-#: case gets 5 s of wall time, as in a grading (:func:`autograder.devices.default_limits` says
+#: case gets 5 s of wall time, as in a grading (:func:`autograder.grading.devices.default_limits` says
 #: why that is safe): a deadlocked grid barrier costs the student 5 s.
 PUBLIC_LIMITS = {"sim": Limits(import_timeout=30.0, case_timeout=30.0, total_timeout=90.0),
                  "gpu": Limits(import_timeout=30.0, case_timeout=5.0, total_timeout=60.0)}
@@ -74,7 +74,7 @@ def public_result(exercise: str, device: str | None = None,
     kernel's input history). ``limits``: the children's time limits (default
     :data:`PUBLIC_LIMITS` of the device).
 
-    The returned :class:`~autograder.results.ExerciseResult` holds the public ``correctness``
+    The returned :class:`~autograder.wire.results.ExerciseResult` holds the public ``correctness``
     tests, the ``concept`` test and the ``diagnostic`` tests, never a hidden case or the timing
     test; its ``seed`` is None (a public run's inputs are random each time). No compute-sanitizer
     run (too slow for a public test).

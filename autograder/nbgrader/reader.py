@@ -12,7 +12,7 @@ wrong type dropped and sources that are not text emptied, whose notebook metadat
 submitted file's bytes (base64) under :data:`SUBMITTED_KEY`.
 :class:`autograder.nbgrader.preprocessor.GradeWithAutograder` grades those bytes (not the
 stand-in), so the student gets the same 0 and the same message as from ``autograder grade``
-(:func:`autograder.submission.notebook_source`).
+(:func:`autograder.source.submission.notebook_source`).
 """
 
 from __future__ import annotations

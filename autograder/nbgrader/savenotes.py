@@ -17,7 +17,7 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..results import ExerciseResult
+from autograder.wire.results import ExerciseResult
 from ..report.parts import where
 from .preprocessor import RESOURCES_KEY
 

@@ -1,1 +1,1 @@
-"""Renderers for :class:`autograder.results.ExerciseResult`: console tables and JSON."""
+"""Renderers for :class:`autograder.wire.results.ExerciseResult`: console tables and JSON."""

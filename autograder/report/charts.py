@@ -1,6 +1,6 @@
 """The HTML reports' pictures, as base64 PNG ``data:`` URIs (matplotlib, Agg backend, no display).
 
-Each function takes plain data (the ``details`` of a :class:`autograder.results.TestResult`, or
+Each function takes plain data (the ``details`` of a :class:`autograder.wire.results.TestResult`, or
 lists of numbers) and returns ``"data:image/png;base64,..."``, so a page stays one file.
 """
 
@@ -34,7 +34,7 @@ def _grid(rows: list[str]) -> np.ndarray:
 
 
 def wrong_heatmap(mask: dict) -> str:
-    """Heatmap of a wrong-element mask (:func:`autograder.compare.wrong_mask`): darker cells
+    """Heatmap of a wrong-element mask (:func:`autograder.judge.compare.wrong_mask`): darker cells
     hold more wrong elements, blue cells never-written ones, a ring the first bad index.
     Axes are in elements of the output (rows down, columns across; for a 1-D output, element
     index = row x width + column)."""

@@ -14,7 +14,7 @@ import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from ..results import ExerciseResult, Kind, Status
+from autograder.wire.results import ExerciseResult, Kind, Status
 from . import charts
 from .html import _ENV, not_graded_view, page_name
 
@@ -93,9 +93,9 @@ def _ratio(result: ExerciseResult) -> tuple[float, float, float] | None:
 
 
 def summarize(rows: list[dict], skipped: list[dict] = ()) -> dict:
-    """What the page shows, from :meth:`autograder.store.ResultStore.rows`: per exercise the
+    """What the page shows, from :meth:`autograder.batch.store.ResultStore.rows`: per exercise the
     scores, the categories by number of students, the timing ratios; the class's rows; and
-    what was not graded (``skipped``: :meth:`autograder.store.ResultStore.skipped`, as
+    what was not graded (``skipped``: :meth:`autograder.batch.store.ResultStore.skipped`, as
     :func:`autograder.report.html.not_graded_view`)."""
     by_ex: dict[str, list] = defaultdict(list)
     for row in rows:

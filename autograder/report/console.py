@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..discovery import ROUTINE_KINDS
-from ..results import ExerciseResult, Status
+from autograder.batch.discovery import ROUTINE_KINDS
+from autograder.wire.results import ExerciseResult, Status
 from .export import note
 
 STATUS_STYLE = {
@@ -71,8 +71,8 @@ def class_table(rows: list[dict], title: str = "Class scores") -> Table:
 
 
 def skipped_table(items: list[dict], title: str = "Not graded") -> Table:
-    """What a batch did not grade (:meth:`autograder.store.ResultStore.skipped`): one row per
-    entry (path, reason), except the routine kinds (:data:`autograder.discovery.ROUTINE_KINDS`:
+    """What a batch did not grade (:meth:`autograder.batch.store.ResultStore.skipped`): one row per
+    entry (path, reason), except the routine kinds (:data:`autograder.batch.discovery.ROUTINE_KINDS`:
     hidden files, Jupyter checkpoints, nbgrader's timestamps), counted in one row per kind with
     an example where there are several. Paths and reasons are plain text, never markup."""
     table = Table(title=Text(title))

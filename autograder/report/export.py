@@ -2,11 +2,11 @@
 Gradescope ``results.json``, or all results as one JSON list.
 
 Every format says when a score is not final, in the one wording of
-:func:`autograder.results.provisional_note` ("provisional: 40 points need a GPU"), and lists
+:func:`autograder.wire.results.provisional_note` ("provisional: 40 points need a GPU"), and lists
 every entry of the class folder that was not graded, with its reason (``skipped``: the dicts of
-:meth:`autograder.store.ResultStore.skipped`), so an export read alone shows them. Rows come
-from :meth:`autograder.store.ResultStore.rows`; each holds a ``result`` dict
-(:meth:`autograder.results.ExerciseResult.to_dict`). Results stored before ``pending_points``
+:meth:`autograder.batch.store.ResultStore.skipped`), so an export read alone shows them. Rows come
+from :meth:`autograder.batch.store.ResultStore.rows`; each holds a ``result`` dict
+(:meth:`autograder.wire.results.ExerciseResult.to_dict`). Results stored before ``pending_points``
 existed lack it: it is then derived from the skipped tests' ``max_points``.
 """
 
@@ -17,7 +17,7 @@ import io
 import json
 from pathlib import Path
 
-from ..results import provisional_note
+from autograder.wire.results import provisional_note
 
 CSV_COLUMNS = ["student", "exercise", "score", "max_score", "provisional", "device", "key",
                "pending_points", "note"]
@@ -38,7 +38,7 @@ def pending_points(result: dict) -> float:
 
 def is_provisional(result: dict) -> bool:
     """True when skipped tests of ``result`` carry points (its score is not final); see
-    :attr:`autograder.results.ExerciseResult.provisional`."""
+    :attr:`autograder.wire.results.ExerciseResult.provisional`."""
     return pending_points(result) > 0
 
 
@@ -89,7 +89,7 @@ def _gs_shown(result: dict) -> list[tuple[dict, str, str]]:
     HIDDEN_STATUS_TEXT`): no size, index, value or grader message, before or after grades are
     published. Every other test keeps its name and message."""
     from .parts import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
-    from ..results import Status
+    from autograder.wire.results import Status
 
     shown, hidden_no = [], 0
     for t in result["tests"]:

@@ -20,9 +20,9 @@ from pathlib import Path
 import jinja2
 
 from .. import exercises
-from ..discovery import ROUTINE_KINDS
+from autograder.batch.discovery import ROUTINE_KINDS
 from .parts import part_rows, part_tests, part_title
-from ..results import ExerciseResult, Kind, Status, TestResult
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 from . import charts
 
 # Nominal peaks by device name (vendor data sheets): FP32 GFLOP/s and DRAM GB/s.
@@ -155,7 +155,7 @@ def _view(result: ExerciseResult, source=None, tests: list[TestResult] | None = 
 
 def render_result(result: ExerciseResult, source=None) -> str:
     """The HTML page (a str) for one graded submission. ``source``: its
-    :class:`autograder.submission.Source`, to show the lines messages name (None: the page
+    :class:`autograder.source.submission.Source`, to show the lines messages name (None: the page
     shows messages only)."""
     return _ENV.get_template("result.html").render(**_view(result, source))
 
@@ -212,7 +212,7 @@ def render_part_fragment(result: ExerciseResult, kind: str | Kind, source=None) 
     failed *public* case (hidden cases get no card: no size, message or picture); for concept,
     the diagnostics that found something, with the student's source lines, and the
     performance hints; for timing, the timing chart and throughput, or on the simulator why
-    there is none. ``source``: the submission's :class:`autograder.submission.Source` (None:
+    there is none. ``source``: the submission's :class:`autograder.source.submission.Source` (None:
     no source lines). Raises ``ValueError`` for an unknown kind."""
     kind = Kind(kind)
     shown = [t for t in part_tests(result, kind)
@@ -230,7 +230,7 @@ def load_source_quietly(path: str | Path):
     """The submission's :class:`Source`, or None when it cannot be read (moved, renamed, now a
     link or a special file, which is never read): the report then shows messages without
     source lines."""
-    from ..submission import SubmissionError, load_source
+    from autograder.source.submission import SubmissionError, load_source
 
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):  # a link or a special file: never read
@@ -256,9 +256,9 @@ def page_name(key: str) -> str:
 
 
 def not_graded_view(skipped: list[dict]) -> dict:
-    """What a page shows of :meth:`autograder.store.ResultStore.skipped`: ``total``,
+    """What a page shows of :meth:`autograder.batch.store.ResultStore.skipped`: ``total``,
     ``entries`` (each entry but the routine kinds) and ``routine``: (what to call them, their
-    entries) per routine kind (:data:`autograder.discovery.ROUTINE_KINDS`)."""
+    entries) per routine kind (:data:`autograder.batch.discovery.ROUTINE_KINDS`)."""
     routine: dict[str, list[dict]] = {}
     for item in skipped:
         if item["kind"] in ROUTINE_KINDS:
@@ -269,7 +269,7 @@ def not_graded_view(skipped: list[dict]) -> dict:
 
 
 def write_batch(rows: list[dict], directory: str | Path, skipped: list[dict] = ()) -> list[Path]:
-    """One page per stored row (:meth:`autograder.store.ResultStore.rows`) plus ``index.html``
+    """One page per stored row (:meth:`autograder.batch.store.ResultStore.rows`) plus ``index.html``
     linking them and listing what was not graded (``skipped``: :meth:`ResultStore.skipped`),
     in ``directory``; returns the paths written."""
     directory = Path(directory)

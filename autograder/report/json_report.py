@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..results import ExerciseResult
+from autograder.wire.results import ExerciseResult
 
 
 def render(result: ExerciseResult) -> str:

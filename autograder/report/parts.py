@@ -1,6 +1,6 @@
 """What a grade cell of an nbgrader notebook shows: one part of an exercise's result, as text.
 
-A part is ``correctness``, ``concept`` or ``timing`` (:class:`autograder.results.Kind`); the
+A part is ``correctness``, ``concept`` or ``timing`` (:class:`autograder.wire.results.Kind`); the
 concept part also lists the diagnostic tests (no points of their own: a finding fails the concept
 test). For the student (``reveal_hidden=False``, what the grading preprocessor writes into the
 autograded notebook and so into the feedback), hidden correctness tests are numbered, not named,
@@ -11,7 +11,7 @@ grade_this_notebook` run by hand) every test is shown as the grader reported it.
 
 from __future__ import annotations
 
-from ..results import ExerciseResult, Kind, Status, TestResult, provisional_note
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult, provisional_note
 
 _MARK = {Status.PASSED: "ok  ", Status.SKIPPED: "skip"}
 

@@ -6,7 +6,7 @@ Each process is ``one_context.py`` (ctypes on ``libcuda``: ``cuInit``, the prima
 1 MiB allocation; ``init`` stops after ``cuInit``) or ``one_python_child.py`` (what a GPU child
 does at least: NumPy and ``numba.cuda``, a context, one small kernel compiled and launched).
 ``WRAP`` in a trial's environment runs it in bubblewrap showing every GPU's device node
-(``all``) or only its own (``own``, as :mod:`autograder.gpu_nodes` does). Every row prints
+(``all``) or only its own (``own``, as :mod:`autograder.sandbox.gpu_nodes` does). Every row prints
 processes per second, phase medians (ms) and the host's CPU shares over the trial. The phases
 are ``init``, ``ctx``, ``alloc`` and ``rel``; for ``one_python_child.py`` they are the imports,
 the context, the compile and the launch.

@@ -6,7 +6,7 @@ Every file in ``files/`` says what it tries and what it must get in its leading 
 
 ``# adversarial: WHAT``                    what it tries (required)
 ``# adversarial-exercise: NAME``           the exercise it is graded as (required)
-``# kernelgrade-expect[-sim|-gpu]: K=S``   a test of kind K ends with status S (autograder.known_bad)
+``# kernelgrade-expect[-sim|-gpu]: K=S``   a test of kind K ends with status S (autograder.exercises.known_bad)
 ``# adversarial-message[-sim]: TEXT``      some test's message contains TEXT (-sim: on the simulator)
 ``# adversarial-note: TEXT``               some note of the result contains TEXT
 ``# adversarial-orphan: ARG``              no ``sleep ARG`` process may survive grading
@@ -28,9 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import known_bad, sandbox
+from autograder.exercises import known_bad
+from autograder.sandbox import run as sandbox
 from autograder.grader import default_limits
-from autograder.sandbox import Limits
+from autograder.sandbox.run import Limits
 from conftest import ROOT, TEST_DEVICE, grade_file
 
 FILES = Path(__file__).resolve().parent / "files"

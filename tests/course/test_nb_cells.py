@@ -9,8 +9,8 @@ import pytest
 
 import autograder.grader
 from autograder.nbgrader import cells
-from autograder.results import ExerciseResult, Kind, Status, TestResult
-from autograder.submission import load_source
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
+from autograder.source.submission import load_source
 
 KERNEL_CELL = """from numba import cuda
 TILE_WIDTH = 16

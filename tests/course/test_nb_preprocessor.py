@@ -16,14 +16,14 @@ import pytest
 from nbgrader.utils import determine_grade
 
 import autograder.grader
-from autograder.compare import wrong_mask
+from autograder.judge.compare import wrong_mask
 from autograder.errors import GraderSetupError
 from autograder.exercises.base import Tolerance
 from autograder.nbgrader import notebook as nbb
 from autograder.report.parts import part_points, render_part
 from autograder.nbgrader.preprocessor import GradeWithAutograder
-from autograder.results import ExerciseResult, Kind, Status, TestResult
-from autograder.submission import load_source
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
+from autograder.source.submission import load_source
 
 from .nbhelpers import source_notebook
 
@@ -218,7 +218,7 @@ def with_pictures(source) -> ExerciseResult:
     """fake_result on a GPU, with a failed public case and a failed hidden case (both with a
     wrong-element mask), a diagnostic naming the student's ``pass`` line, a performance hint
     and a timing test that lost points."""
-    from autograder.timing import ratio_stats, timing_details
+    from autograder.timing.measure import ratio_stats, timing_details
 
     r = fake_result("gpu")
     expected = np.ones((16, 16), np.float32)

@@ -17,7 +17,7 @@ from autograder.nbgrader import authoring
 from autograder.nbgrader import notebook as nbb
 from autograder.nbgrader.authoring import AuthoringError, build_source_notebook, task_cells
 from autograder.nbgrader.cells import TEST_CELL_MARKER
-from autograder.submission import load_source
+from autograder.source.submission import load_source
 
 PARAMS = pytest.mark.parametrize("name", NAMES)
 PUBLIC_CALL = re.compile(r'run_public_tests\("(\w+)"\)')

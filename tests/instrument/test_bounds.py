@@ -6,10 +6,12 @@ import re
 import numpy as np
 import pytest
 
-from autograder import diagnostics, exercises, plan
+from autograder import exercises
+from autograder.judge import diagnostics
+from autograder.grading import plan
 from autograder.instrument import instrumented_launch
 from autograder.instrument.launch import select_blocks
-from autograder.submission import Source
+from autograder.source.submission import Source
 from conftest import run_file_on_the_simulator, simulator_in_process
 
 from .conftest import ROOT, f32, line_of, load

@@ -11,12 +11,13 @@ import math
 import numpy as np
 import pytest
 
-from autograder import concept_use, exercises
+from autograder import exercises
+from autograder.judge import concept_use
 from autograder.child.timing import import_solution
 from autograder.exercises import solution_path
 from autograder.instrument import instrumented_launch
-from autograder.shapes import evaluate
-from autograder.submission import load_source
+from autograder.wire.shapes import evaluate
+from autograder.source.submission import load_source
 
 from .conftest import FILES, line_of
 

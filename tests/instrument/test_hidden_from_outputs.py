@@ -6,8 +6,10 @@ of them; the instrumented simulator runs (both backends) find them."""
 
 import pytest
 
-from autograder import exercises, known_bad, plan
-from autograder.results import Kind, Status
+from autograder import exercises
+from autograder.exercises import known_bad
+from autograder.grading import plan
+from autograder.wire.results import Kind, Status
 from conftest import grade_file
 from .conftest import FILES
 

@@ -1,7 +1,7 @@
 """Issue 21, red team: every entry of a class folder is graded or listed with its reason, and
 no link or special file is ever followed or opened.
 
-Most cases need only :func:`autograder.discovery.discover` (no grading). One small simulator
+Most cases need only :func:`autograder.batch.discovery.discover` (no grading). One small simulator
 batch (module-scoped, through the CLI in this process) checks that what was not graded reaches
 the console, the store, every export and the class pages, that a file swapped for a link
 between discovery and reading is listed and never read, and that no byte of a link's target
@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autograder import batch, discovery, exercises
+from autograder import exercises
+from autograder.batch import run as batch
+from autograder.batch import discovery
 from autograder.cli import app
-from autograder.discovery import NotRegularFile, discover, read_regular
-from autograder.store import ResultStore
+from autograder.batch.discovery import NotRegularFile, discover, read_regular
+from autograder.batch.store import ResultStore
 from conftest import TEST_DEVICE, SOLUTIONS
 
 SOLUTION = SOLUTIONS / "occupancy.py"

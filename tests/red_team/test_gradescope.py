@@ -189,7 +189,7 @@ def test_setup_locks_the_solutions_and_its_preflight_key_is_the_one_submissions_
             assert st.st_uid == SOLUTIONS_OWNER
     key = ("from pathlib import Path; import sys; "
            "from autograder.gradescope.run import grading_environment; "
-           "grading_environment(Path(sys.argv[1])); from autograder import preflight_key; "
+           "grading_environment(Path(sys.argv[1])); from autograder.grading import preflight_key; "
            f"print(preflight_key.fingerprint({EXERCISE!r}, {TEST_DEVICE!r}, True)[0])")
 
     def fingerprint(root: Path) -> str:
@@ -316,7 +316,7 @@ def test_a_locked_solution_is_closed_to_a_sandboxed_child_even_if_shown(image, t
     child (root without capabilities) still cannot read it."""
     if os.geteuid() != 0:
         pytest.skip("the lock changes the owner only as root (Gradescope runs as root)")
-    from autograder import sandbox
+    from autograder.sandbox import run as sandbox
 
     folder = image / "source" / "solutions"
     work = tmp_path / "work"
@@ -333,7 +333,7 @@ def test_a_locked_solution_is_closed_to_a_sandboxed_child_even_if_shown(image, t
 def test_required_sandbox_never_falls_back_to_a_plain_child(monkeypatch, tmp_path):
     """bubblewrap passes its probe, then the sandboxed child dies before its first record: under
     ``require`` that is the grader's fault (SandboxUnavailable), not a rerun in a plain child."""
-    from autograder import sandbox
+    from autograder.sandbox import run as sandbox
 
     runs = []
 

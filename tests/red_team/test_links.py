@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from autograder import exercises, grader
-from autograder.results import Status
-from autograder.submission import (SubmissionError, linked_part, load_source,
+from autograder.wire.results import Status
+from autograder.source.submission import (SubmissionError, linked_part, load_source,
                                    read_submission_bytes)
 from conftest import ROOT, TEST_DEVICE
 
@@ -127,7 +127,8 @@ def test_a_file_over_the_cap_is_refused_without_reading_it_all(tmp_path):
 def test_grade_gives_0_and_starts_no_child(things, kind, monkeypatch, no_hang):
     """grader.grade: every test an error with the refusal, 0 points; neither the preflight nor
     a grading child runs."""
-    from autograder import children, preflight
+    from autograder.grading import children
+    from autograder.grading import preflight
 
     def boom(*a, **k):
         raise AssertionError("a refused file started a child or the preflight")

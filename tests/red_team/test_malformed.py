@@ -3,7 +3,7 @@
 Generated broken notebooks (any JSON type anywhere: cells, metadata, nbgrader metadata, source,
 outputs; truncated JSON), deep or huge expressions, binary and empty files each get a 0 and one
 clear message, never a traceback and never "the grader's setup". The generated cases go through
-the cheap path of a grading (:func:`autograder.grading.grade_submission` up to the grading
+the cheap path of a grading (:func:`autograder.grading.steps.grade_submission` up to the grading
 children, which are replaced by a stub: reading the file, the parse check in its limited child);
 whatever that path accepts must compile in the grader's own process. A few fixed files then go
 through each front end: ``autograder grade``, ``autograder batch`` (stored as a 0, not retried
@@ -26,9 +26,11 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from autograder import exercises, grading, parse_check
+from autograder import exercises
+from autograder.grading import steps as grading
+from autograder.sandbox import parse_check
 from autograder.nbgrader.reader import read_any
-from autograder.results import Status
+from autograder.wire.results import Status
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = "tiled_matmul"
@@ -200,7 +202,7 @@ def test_a_file_too_large_is_refused_before_any_child(tmp_path):
 
 
 def test_the_parse_check_child_is_limited_and_its_failures_are_messages(tmp_path):
-    from autograder.submission import Source
+    from autograder.source.submission import Source
 
     with mock.patch.object(parse_check, "CPU_S", 1), \
             mock.patch.object(parse_check, "MAX_CHARS", 10 ** 9):
@@ -340,7 +342,7 @@ def test_a_student_cannot_choose_the_bytes_nbgrader_grades():
 
 def test_a_parse_check_that_cannot_run_is_the_graders_fault_not_a_zero():
     from autograder.errors import GraderSetupError
-    from autograder.submission import Source
+    from autograder.source.submission import Source
 
     with mock.patch.object(sys, "executable", "/bin/false"), \
             pytest.raises(GraderSetupError, match="fails even on `pass`"):

@@ -1,6 +1,6 @@
 """Issue 21: the batch's Dask cluster is the instructor's alone.
 
-A local batch (:func:`autograder.cluster.local_cluster`) listens on 127.0.0.1 only, over TLS with
+A local batch (:func:`autograder.batch.cluster.local_cluster`) listens on 127.0.0.1 only, over TLS with
 credentials made for that batch, and its processes are non-dumpable. Checked from outside, as
 another process of the instructor's own user would try:
 
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import known_bad
-from autograder.results import ExerciseResult
-from autograder.store import ResultStore
+from autograder.exercises import known_bad
+from autograder.wire.results import ExerciseResult
+from autograder.batch.store import ResultStore
 from conftest import EXERCISES, ROOT, SOLUTIONS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -134,7 +134,7 @@ HOLDER = textwrap.dedent('''
 
     def main():
         from distributed import Client
-        from autograder.cluster import local_cluster
+        from autograder.batch.cluster import local_cluster
 
         cluster = local_cluster("sim", 2)
         client = Client(cluster)
@@ -240,7 +240,7 @@ def test_a_client_without_the_batchs_credentials_is_refused(local, base):
     script = textwrap.dedent(f'''
         import socket, ssl
         from distributed import Client
-        from autograder.batch_tls import batch_security
+        from autograder.batch.tls import batch_security
 
         def attempt(label, fn):
             try:
@@ -520,7 +520,7 @@ def test_in_bubblewrap_an_attacking_submission_gets_nothing(base):
 # -- a remote scheduler ----------------------------------------------------------------------
 
 def test_a_scheduler_without_tls_is_refused_unless_asked_for(tmp_path):
-    from autograder.cluster import client_security, connect
+    from autograder.batch.cluster import client_security, connect
 
     file = tmp_path / "scheduler.json"
     file.write_text(json.dumps({"address": "tcp://127.0.0.1:9"}))

@@ -24,7 +24,7 @@ from autograder.nbgrader.course import build_course
 from autograder.errors import GraderSetupError
 from autograder.nbgrader import public
 from autograder.nbgrader.public import failure_summary, failures
-from autograder.results import ExerciseResult, Kind, Status, TestResult
+from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 
 ASSIGNMENT, NOTEBOOK = "01_tiled_matmul", "tiled_matmul.ipynb"
 OUT_OF_BOUNDS = ROOT / "assignments" / "tiled_matmul" / "mutants" / \

@@ -1,0 +1,128 @@
+"""Planning a grading: the cases' inputs from the secret seed, and the requests
+(:class:`autograder.wire.protocol.Request`) each child gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from autograder import exercises
+from autograder.exercises.base import Case, Exercise
+from autograder.wire.protocol import CaseRequest, Request, TimingRequest
+
+
+@dataclass
+class PlannedCase:
+    """One correctness case of a grading: its index ``id``, its definition ``spec``, the
+    ``inputs`` generated for it (NumPy arrays by name) and its ``outputs`` (name → (shape
+    expressions, dtype))."""
+
+    id: int
+    spec: Case
+    inputs: dict
+    outputs: dict
+    _expected: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def expected(self, reference, params: dict) -> dict:
+        """``reference(inputs, params)`` (the exercise's float64 reference), computed once per
+        ``params``: the verdict before the timing and the result both judge this case."""
+        key = repr(sorted(params.items()))
+        if key not in self._expected:
+            self._expected[key] = reference(self.inputs, params)
+        return self._expected[key]
+
+    def request(self) -> CaseRequest:
+        """The case as the child gets it."""
+        return CaseRequest(self.id, self.spec.params, self.inputs, self.outputs)
+
+
+def make_cases(exercise: Exercise, seed: int) -> list[PlannedCase]:
+    """Every case of ``exercise`` with inputs drawn from ``seed`` (one child seed per case, so
+    a case's inputs do not depend on which other cases run)."""
+    seqs = np.random.SeedSequence(seed).spawn(len(exercise.cases))
+    made = []
+    for i, (case, seq) in enumerate(zip(exercise.cases, seqs)):
+        rng = np.random.default_rng(seq)
+        made.append(PlannedCase(i, case, exercise.make_inputs(case.params, rng),
+                                exercise.outputs(case.params)))
+    return made
+
+
+def diagnose_case(exercise: Exercise, seed: int) -> CaseRequest:
+    """The small case of the instrumented run (and the sanitizers) at the exercise's published
+    ``Diagnose.params``, its inputs from the secret seed."""
+    d = exercise.diagnose
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(len(exercise.cases) + 1)[-1])
+    return CaseRequest("diagnose", d.params, exercise.make_inputs(d.params, rng),
+                       exercise.outputs(d.params), d.max_blocks)
+
+
+def diagnose_cases(exercise: Exercise, seed: int) -> list[CaseRequest]:
+    """Every case of the instrumented runs: :func:`diagnose_case`, then ``Diagnose.draws``
+    sizes drawn from the secret seed (:meth:`~autograder.exercises.base.Diagnose.drawn`), with
+    ids ``"diagnose"``, ``"diagnose 2"``, ... A draw equal to an earlier size is drawn again
+    (a few times, then left out)."""
+    d = exercise.diagnose
+    cases = [diagnose_case(exercise, seed)]
+    if not d.seeded:
+        return cases
+    seqs = np.random.SeedSequence(seed).spawn(len(exercise.cases) + 1 + d.draws)
+    for seq in seqs[len(exercise.cases) + 1:]:
+        rng = np.random.default_rng(seq)
+        for _ in range(8):
+            params = d.drawn(rng)
+            if all(c.params != params for c in cases):
+                break
+        else:
+            continue
+        cases.append(CaseRequest(f"diagnose {len(cases) + 1}", params,
+                                 exercise.make_inputs(params, rng), exercise.outputs(params),
+                                 d.max_blocks))
+    return cases
+
+
+def timing_request(exercise: Exercise, seed: int = 0,
+                   bounds_at_run_time: bool = False) -> TimingRequest:
+    """The timing phase of ``exercise``, with its instructor solution's text (found through
+    ``exercises.timing_solution_path``: with ``bounds_at_run_time``, the instructor's kernel
+    with loop bounds from ``cuda.blockDim`` where the exercise has one; raises
+    ``FileNotFoundError`` when it is not installed) and an input seed drawn from the grading's
+    secret ``seed``."""
+    t = exercise.timing
+    path = exercises.timing_solution_path(exercise, bounds_at_run_time)
+    # Only shapes and dtypes: the child fills the inputs on the GPU (gigabytes at these sizes).
+    specs = {k: (tuple(shape), np.dtype(dtype).str)
+             for k, (shape, dtype) in exercise.inputs(t.params).items()}
+    ranges = {k: tuple(t.input_range(k, dtype)) for k, (_, dtype) in specs.items()}
+    return TimingRequest(t.params, specs, exercise.outputs(t.params),
+                         str(path),
+                         # Sent as text: the sandbox shows no solution (see autograder.sandbox.run).
+                         path.read_text(encoding="utf-8"), t.min_rounds, t.budget_s,
+                         t.full_ratio, t.zero_ratio, timing_input_seed(seed), ranges)
+
+
+def timing_input_seed(seed: int) -> int:
+    """The timing inputs' hash seed for the secret ``seed``: 31 bits, its own stream."""
+    return int(np.random.SeedSequence([int(seed), 0x71A1]).generate_state(1)[0]) >> 1
+
+
+def request(exercise: Exercise, backend: str, phases: list[str], source_file: Path | str,
+            cases: list, timing: TimingRequest | None,
+            diagnose: CaseRequest | list | None = None,
+            lineinfo: bool = False, await_go: bool = False) -> dict:
+    """A child's :class:`~autograder.wire.protocol.Request`, in the form
+    :func:`autograder.sandbox.run.run_child` takes (``to_dict()``). ``cases``: :class:`PlannedCase`
+    or :class:`~autograder.wire.protocol.CaseRequest` items; ``diagnose``: the instrumented run's
+    case, or a list of them (:func:`diagnose_cases`). The submission's text is read from
+    ``source_file`` now: the harness compiles this text, so a sibling child cannot swap the code.
+    """
+    more = []
+    if isinstance(diagnose, list):
+        diagnose, more = (diagnose[0], diagnose[1:]) if diagnose else (None, [])
+    return Request(
+        backend, list(phases), str(source_file), Path(source_file).read_text(encoding="utf-8"),
+        exercise.contract.to_dict(),
+        [c if isinstance(c, CaseRequest) else c.request() for c in cases],
+        timing, diagnose, lineinfo, await_go, more).to_dict()

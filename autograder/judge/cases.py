@@ -1,0 +1,291 @@
+"""Judging a child's records (:mod:`autograder.wire.protocol`) into correctness tests: the outputs of
+each case against the float64 reference, a function's value against the expected one (the
+instructor's, or the driver's that :mod:`autograder.grading.driver_occupancy` asked for), and what
+a child that never got that far means. Pure: a function of the exercise, the submission's
+source, the planned cases and the children's records and endings; it starts nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.wire import buffers
+from autograder.judge import diagnostics
+from autograder.wire import shapes
+from autograder.judge.compare import check_margins, compare_output, wrong_mask
+from autograder.exercises.base import Exercise
+from autograder.wire.protocol import CaseResult, Error, Imported, ProtocolError, Rejected, Start, received
+from autograder.wire.results import Kind, Status, TestResult
+from autograder.source.submission import Source
+
+SIM_SKIP = ("the simulator runs one Python thread per CUDA thread, so this size runs on a GPU "
+            "only")
+TIMING_NAME = "timing: against the instructor's kernel"
+# Phases whose error rules out every case passing (so the kernel is not timed).
+SPOILS_TIMING = ("environment", "import", "contract", "run")
+
+
+def concept_name(exercise: Exercise) -> str:
+    """The concept test's name: ``"concept: "`` and its description up to the first colon."""
+    return "concept: " + exercise.concept.description.split(":")[0]
+
+
+def where(source: Source, err: Error) -> str:
+    """``"submission.py:12 (`code`): "`` for an error record that names a line, else ``""``."""
+    if not err.lineno:
+        return ""
+    code = source.line_text(err.lineno)
+    return f"{source.where(err.lineno)}" + (f" (`{code}`)" if code else "") + ": "
+
+
+def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
+    """Every test of ``exercise`` (cases, concept, timing, diagnostics) with one status and
+    message and no points: a submission that never reached its cases."""
+    tests = [TestResult(c.name, Kind.CORRECTNESS, c.visibility, status, 0.0, c.points, message)
+             for c in exercise.cases]
+    if exercise.concept:
+        tests.append(TestResult(concept_name(exercise), Kind.CONCEPT, "hidden", status, 0.0,
+                                exercise.concept.points, message))
+    if exercise.timing:
+        tests.append(TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, 0.0,
+                                exercise.timing.points, message))
+    return tests + diagnostics.all_tests(exercise, status, message)
+
+
+def once(tests: list[TestResult], rest: str) -> list[TestResult]:
+    """``tests`` that all carry one message: the first public one (else the first) keeps it,
+    the others say ``rest``, so a report shows the problem once."""
+    keep = next((t for t in tests if t.visibility == "public"), tests[0] if tests else None)
+    for t in tests:
+        if t is not keep:
+            t.message = rest
+    return tests
+
+
+def output_hint(run) -> str:
+    """The last lines the child printed, for a message about a child that ended early; ``""``
+    once a test had started (:func:`printed_for_student`: that output is the instructor's)."""
+    if received(run).first(Start) is not None:
+        return ""
+    tail = run.output.strip().splitlines()[-3:]
+    return (" Last output: " + " | ".join(tail)) if tail else ""
+
+
+def printed_for_student(run, cases) -> bool:
+    """May the student see what the child ``run`` printed? Only when no test of theirs could
+    have printed it: the child never started one (no ``start`` record: what it printed came
+    before any of the student's code ran, such as an import's warnings), or the ``cases`` it
+    was given (:class:`autograder.grading.plan.PlannedCase`) are all public (a public-tests run, whose
+    inputs the notebook shows anyway). The first ``start`` is sent before the student's code
+    first runs, so a hostile child cannot hide it. Else what it printed goes to the instructor
+    alone: a ``print`` in a kernel would list the hidden cases' sizes and inputs."""
+    if received(run).first(Start) is None:
+        return True
+    return all(c.spec.visibility == "public" for c in cases)
+
+
+def early_failure(source: Source, run) -> tuple[Status, str] | None:
+    """If the child (a :class:`autograder.sandbox.run.ChildRun`) never got past import and contract
+    checks, the status and message for all tests (a timed-out run says which limit ran out)."""
+    rx = received(run)
+    if rx.first(Imported):
+        return None
+    for err in rx.errors("import", "contract"):
+        what = ("importing your code failed" if err.phase == "import"
+                else "your code does not fit the exercise")
+        return Status.ERROR, f"{where(source, err)}{what}: {err.message}"
+    if run.ended == "timeout":
+        return Status.TIMEOUT, ("your code's top-level statements did not finish in time "
+                                + run.timeout_text("is there an endless loop outside the kernel?"))
+    return Status.ERROR, (f"the grading process ended while importing your code (exit code "
+                          f"{run.exit_code}); does it call exit() or kill processes?"
+                          + output_hint(run))
+
+
+def case_outputs(rx) -> dict:
+    """The first ``case`` record per case id (the one that counts): a
+    :class:`~autograder.wire.protocol.CaseResult`, or :class:`~autograder.wire.protocol.Rejected`."""
+    first: dict = {}
+    for r in rx.records:
+        if type(r) is CaseResult or (type(r) is Rejected and r.kind == "case"):
+            first.setdefault(r.id, r)
+    return first
+
+
+def case_errors(rx) -> dict:
+    """The first ``error`` record of phase ``run`` per case id."""
+    errors: dict = {}
+    for err in rx.errors("run"):
+        errors.setdefault(err.id, err)
+    return errors
+
+
+def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
+               errors: dict, run, consts: dict) -> TestResult:
+    """The correctness test of one planned case (:class:`autograder.grading.plan.PlannedCase`).
+    ``outputs`` and ``errors``: :func:`case_outputs` and :func:`case_errors`; ``consts``: the
+    submission's constants. A record that does not fit (a malformed result from the child) is
+    an ``error`` that says so, never the grader's crash."""
+    spec = c.spec
+    try:
+        status, points, msg, *details = _case_verdict(exercise, source, backend, c, outputs,
+                                                      errors, run, consts)
+    except Exception as exc:  # noqa: BLE001 - the child's record, never the grader's crash
+        why = exc if isinstance(exc, ProtocolError) else type(exc).__name__
+        status, points, msg, details = (
+            Status.ERROR, 0.0, f"the grading process sent a malformed result ({why})", [])
+    return TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points, spec.points,
+                      msg, details[0] if details else None)
+
+
+def _case_verdict(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
+                  errors: dict, run, consts: dict) -> tuple:
+    """(status, points, message) or (status, points, message, details) of one case; raises
+    for outputs that do not fit (:func:`judge_case` says so)."""
+    spec = c.spec
+    if backend == "sim" and not spec.sim:
+        return Status.SKIPPED, 0.0, spec.why_gpu or SIM_SKIP
+    if c.id in errors and errors[c.id].finding:
+        return Status.FAILED, 0.0, errors[c.id].message
+    if c.id in errors:
+        what = "function" if exercise.contract.functions else "kernel"
+        return (Status.ERROR, 0.0,
+                f"{where(source, errors[c.id])}your {what} raised {errors[c.id].message}")
+    if c.id not in outputs:
+        if run.ended == "timeout" and run.last_started == c.id:
+            # CPU clock: the simulator, where a barrier some threads never reach does not hang
+            loop = ("an endless loop?" if run.timeout_reason == "cpu"
+                    else "an endless loop, or a barrier some threads never reach?")
+            who = "your function" if exercise.contract.functions else "the kernel"
+            return Status.TIMEOUT, 0.0, f"{who} did not finish in time {run.timeout_text(loop)}"
+        if run.ended == "timeout" and run.last_started is None:
+            # Stopped after the import, before any test began: on a GPU, that is compiling.
+            if backend == "gpu" and not exercise.contract.functions:
+                return Status.TIMEOUT, 0.0, (
+                    "not run: your kernel was still being compiled when the grading process "
+                    "ran out of time " + run.timeout_text(
+                        "is it very long, or does it unroll a very long loop?"))
+            return Status.TIMEOUT, 0.0, ("not run: the grading process ran out of time before "
+                                         "the first test began " + run.timeout_text(
+                                             "does your code start something that never ends?"))
+        if run.ended == "timeout":
+            return Status.TIMEOUT, 0.0, "not run: an earlier test ran out of time"
+        return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "
+                                   f"{run.exit_code}) or an earlier kernel broke the GPU context"
+                                   + output_hint(run))
+    got = outputs[c.id]
+    if type(got) is Rejected:
+        raise ProtocolError(got.reason)
+    if exercise.contract.functions:
+        if got.value is None:
+            raise ProtocolError("case record without a value")
+        expected = c.expected(exercise.reference, spec.params)["value"]
+        # against_driver: asked of the driver by the grader (autograder.grading.driver_occupancy.fill)
+        return judge_value(spec.params, got.value, expected, spec.points,
+                           "the driver's occupancy calculator"
+                           if spec.params.get("against_driver") else "expected")
+    expected = c.expected(exercise.reference, {**spec.params, **consts})
+    problems, masks = [], []
+    for name, (shape, _) in c.outputs.items():
+        shape = shapes.evaluate(shape, spec.params, consts)
+        buf = got.outputs[name]
+        margin_msg = check_margins(name, buf, tuple(shape))
+        out, _ = buffers.split_guarded(buf, tuple(shape))
+        ok, msg = compare_output(name, out, expected[name], exercise.tolerance)
+        if not ok:
+            problems.append(msg)
+            masks.append(wrong_mask(name, out, expected[name], exercise.tolerance))
+        if margin_msg:
+            problems.append(margin_msg)
+    if problems:
+        masks = [m for m in masks if m]
+        return Status.FAILED, 0.0, "; ".join(problems), ({"wrong_masks": masks} if masks else None)
+    return Status.PASSED, spec.points, "correct"
+
+
+#: What the first case decided by a race says after the race (:func:`apply_race_verdict`);
+#: the other cases point to it with :data:`RACE_SEE_FIRST`.
+RACE_RULE = ("On a GPU the outputs of such a kernel depend on the order its threads happen to "
+             "run, so they can be right in one run and wrong in the next: every correctness "
+             "case of a kernel with a shared-memory race or a barrier not every thread reaches "
+             "counts as failed, whatever its outputs were, so the grade never depends on that "
+             "order. Fix it (the diagnostic tests name each one) and the cases are judged on "
+             "their outputs again")
+RACE_SEE_FIRST = ("counted as failed: the kernel has a shared-memory race or a barrier that not "
+                  "every thread reaches, so its outputs depend on the order its threads run "
+                  "(see {})")
+
+
+def apply_race_verdict(exercise: Exercise, source: Source, tests: list[TestResult],
+                       report: dict | None) -> bool:
+    """The deterministic verdict for a kernel whose outputs depend on scheduling.
+
+    A kernel with a shared-memory race or a barrier that not every live thread reaches (a
+    ``cuda.syncthreads()`` missing between a write and another thread's read, inside a branch,
+    after an early return) gives outputs that depend on the order its threads run: on a GPU the
+    same file got 10, 20 and 25 points in one class (issue 22). Outputs cannot decide such a
+    kernel, however often it is launched: a race that shows one launch in ten passes three
+    launches seven times in ten. So the decision rests on the instrumented simulator run
+    (:mod:`autograder.instrument`), which finds hazards from the set of accesses between two
+    barriers, in a fixed thread order, never from the values a run happened to see: the same
+    source, constants and diagnose sizes always give the same findings, on either backend, with
+    compute-sanitizer on or off (its findings stay diagnostics and never decide a case).
+
+    When ``report`` (:func:`autograder.judge.diagnostics.instrument_report`) holds such a finding,
+    every correctness case of the kernel exercise becomes ``failed`` with no points (``tests``
+    changed in place; ``details``: ``{"decided_by": "race", "observed": <the status its outputs
+    got>}``, for the instructor): the first public case's message names the first finding and
+    the rule, the others point to that case (:data:`RACE_SEE_FIRST`); cases the simulator could
+    not run are decided too, as the verdict does not depend on running them. The timing test
+    then gives nothing, as for any kernel that fails a case. Returns True when it decided.
+    Without a report (no ``Diagnose``, a function exercise, an instrumented run that failed),
+    nothing changes and the outputs decide as before."""
+    if exercise.diagnose is None or exercise.contract.functions or not isinstance(report, dict):
+        return False
+    hazards = diagnostics.scheduling_hazards(source, report)
+    if not hazards:
+        return False
+    more = f" (and {len(hazards) - 1} more)" if len(hazards) > 1 else ""
+    cases = [i for i, t in enumerate(tests) if t.kind is Kind.CORRECTNESS]
+    first = next((i for i in cases if tests[i].visibility == "public"), cases[0] if cases else None)
+    for i in cases:
+        t = tests[i]
+        message = (f"counted as failed: {hazards[0]}{more}. {RACE_RULE}" if i == first else
+                   RACE_SEE_FIRST.format(tests[first].name))
+        tests[i] = TestResult(t.name, t.kind, t.visibility, Status.FAILED, 0.0, t.max_points,
+                              message, {"decided_by": "race", "observed": t.status.value})
+    return True
+
+
+def judge_value(params: dict, got, expected, points: float, source: str = "expected") -> tuple:
+    """A function exercise's case: exact for ints, relative 1e-9 for floats."""
+    call = f"{params['call']}({', '.join(f'{k}={v}' for k, v in params['args'].items())})"
+    if not isinstance(expected, (int, float, np.integer, np.floating)):
+        return Status.ERROR, 0.0, f"{call}: no value to compare with ({source})"
+    if isinstance(expected, (int, np.integer)):
+        ok = got == expected
+    else:
+        ok = abs(got - expected) <= 1e-9 * max(1.0, abs(expected))
+    if ok:
+        return Status.PASSED, points, f"{call} = {got}"
+    return Status.FAILED, 0.0, f"{call} returned {got}, {source} says {expected}"
+
+
+def ran_every_case(run, cases) -> bool:
+    """True when the child returned outputs for every case (timing a broken kernel is moot)."""
+    rx = received(run)
+    done = {r.id for r in rx.all(CaseResult)}
+    return rx.first(Imported) is not None and all(c.id in done for c in cases)
+
+
+def passed_every_case(exercise: Exercise, source: Source, run, cases) -> bool:
+    """True when the GPU child returned every case's outputs and each is correct
+    (:func:`judge_case`): only then is the kernel timed. Any doubt (an error
+    record, a rejected record) is False."""
+    rx = received(run)
+    if not ran_every_case(run, cases) or any(type(r) is Rejected for r in rx.records):
+        return False
+    if rx.errors(*SPOILS_TIMING):
+        return False
+    consts = rx.first(Imported).constants
+    return all(judge_case(exercise, source, "gpu", c, case_outputs(rx), {}, run, consts).status
+               is Status.PASSED for c in cases)

@@ -1,0 +1,278 @@
+"""Judging the children's records into an exercise's tests: :func:`collect` (the correctness
+cases of :mod:`autograder.judge.cases`, the concept test from the PTX, the timing test from the
+samples), the simulator's compile check, and what the records tell besides tests (phase times,
+skipped statements). Pure: a function of the exercise, the source, the planned cases and the
+children's records and endings (:class:`autograder.sandbox.run.ChildRun`); it starts nothing."""
+
+from __future__ import annotations
+
+from autograder.judge import ptx
+from autograder.exercises.base import Exercise
+from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, case_errors, case_outputs, concept_name, early_failure, judge_case, once, where
+from autograder.wire.protocol import CaseResult, Compiled, Error, Hello, Imported, TimingSamples, received
+from autograder.wire.results import Kind, Status, TestResult
+from autograder.source.submission import Source
+from autograder.timing.outputs import wrong_launches
+from autograder.timing.measure import self_check_problem, timing_details, verdict
+
+TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
+
+
+def collect(exercise: Exercise, source: Source, backend: str, cases, run, compiled_run,
+            timing_run, findings: list[str], report: dict | None = None) -> list[TestResult]:
+    """The correctness, concept and timing tests of one grading. ``run``: the child that ran
+    the ``cases`` (:class:`autograder.grading.plan.PlannedCase`); ``compiled_run``: the one whose PTX
+    the concept test reads; ``timing_run``: the timing's part of the graded child (None: it did
+    not measure); ``findings``: the diagnostics' problems that fail the concept test;
+    ``report``: the instrumented runs' merged report (None: none), whose races and divergent
+    barriers decide every correctness case (:func:`autograder.judge.cases.apply_race_verdict`)
+    before the timing test is judged."""
+    early = early_failure(source, run)
+    if early is not None:
+        return once(all_tests(exercise, *early), "not run (see above)")
+    rx = received(run)
+    outputs, errors = case_outputs(rx), case_errors(rx)
+    consts = rx.first(Imported).constants
+    tests = []
+    correct_everywhere = True
+    for c in cases:
+        test = judge_case(exercise, source, backend, c, outputs, errors, run, consts)
+        if test.status is not Status.PASSED and test.status is not Status.SKIPPED:
+            correct_everywhere = False
+        tests.append(test)
+    if apply_race_verdict(exercise, source, tests, report):
+        correct_everywhere = False
+    if exercise.concept:
+        tests.append(judge_concept(exercise, source, compiled_run, findings))
+    if exercise.timing:
+        tests.append(judge_timing(exercise, source, backend, timing_run, correct_everywhere))
+    return tests
+
+
+def counted_against_asked(count: int, asked: int, one: str, many: str, call: str) -> str:
+    """What the concept test counted against what the exercise asks, e.g. ``"has 1 atomic
+    operation (cuda.atomic.*; the exercise asks for at least 2)"``; counts are the source
+    lines holding one (:func:`autograder.judge.ptx.facts`)."""
+    has = f"has no {one}" if count == 0 else f"has {count} {one if count == 1 else many}"
+    return f"{has} ({call}; the exercise asks for at least {asked})"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def judge_concept(exercise: Exercise, source: Source, compiled_run,
+                  findings: list[str]) -> TestResult:
+    """PTX facts (shared memory, barriers, atomics, fences) and the diagnostics' findings."""
+    concept = exercise.concept
+    name = concept_name(exercise)
+    crx = received(compiled_run)
+    facts = crx.first(Compiled)
+    if facts is None:
+        err = next(iter(crx.errors("compile")), None)
+        if err is not None:
+            msg = (f"{where(source, err)}your kernel does not compile for a real GPU "
+                   f"(Numba's CUDA target rejects it): {err.message}")
+        else:
+            early = early_failure(source, compiled_run)
+            msg = early[1] if early else "the compile check did not finish"
+        return TestResult(name, Kind.CONCEPT, "hidden", Status.ERROR, 0.0, concept.points, msg)
+    found = ptx.facts(facts.ptx)
+    missing = []
+    if found.shared_bytes < concept.min_shared_bytes:
+        missing.append("declares no shared memory (cuda.shared.array)" if not found.shared_bytes
+                       else f"declares {found.shared_bytes} bytes of shared memory (the "
+                       f"exercise asks for at least {concept.min_shared_bytes})")
+    for count, asked, what in ((found.barriers, concept.min_barriers,
+                                ("barrier", "barriers", "cuda.syncthreads()")),
+                               (found.atomics, concept.min_atomics,
+                                ("atomic operation", "atomic operations", "cuda.atomic.*")),
+                               (found.fences, concept.min_fences,
+                                ("memory fence", "memory fences", "cuda.threadfence()"))):
+        if count < asked:
+            missing.append(counted_against_asked(count, asked, *what))
+    if concept.fenced_atomics and found.atomics and found.fences:
+        if not found.fence_before_atomics:
+            missing.append("has an atomic operation with no memory fence before it since the "
+                           "last barrier, so what the block wrote may not be visible to the "
+                           "other blocks when it arrives")
+        if not found.fence_after_atomics:
+            missing.append("has an atomic operation (a wait) with no memory fence after it "
+                           "before the next barrier, so the block may read stale values that "
+                           "other blocks wrote")
+    detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
+              + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
+                 if concept.min_atomics or concept.min_fences else ""))
+    problems = [f"your kernel {_listed(missing)}"] if missing else []
+    problems += findings[:3]
+    if problems:
+        return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
+                          "; ".join(problems) + f". The exercise asks that {concept.description}"
+                          f" ({detail})")
+    return TestResult(name, Kind.CONCEPT, "hidden", Status.PASSED, concept.points,
+                      concept.points, detail)
+
+
+def judge_timing(exercise: Exercise, source: Source, backend: str, run,
+                 correct_everywhere: bool) -> TestResult:
+    """The timing test from the timing's samples (``run``; None: it did not measure): no
+    points for a kernel any of whose timed launches gave wrong outputs
+    (:func:`autograder.timing.outputs.wrong_launches`), an error while the GPU's self-check is
+    off, else points for the ratio."""
+    t = exercise.timing
+
+    def result(status, points, msg, details=None):
+        return TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, points, t.points, msg,
+                          details)
+
+    if backend == "sim":
+        return result(Status.SKIPPED, 0.0, TIMING_SKIP)
+    if not correct_everywhere:
+        return result(Status.FAILED, 0.0, "timing counts only for a kernel that passes every "
+                                          "correctness test")
+    if run is None:
+        return result(Status.ERROR, 0.0, "timing did not run: a test did not return its outputs")
+    rx = received(run)
+    rec = rx.first(TimingSamples)
+    if rec is None:
+        err = next(iter(rx.errors("timing")), None)
+        if err:
+            return result(Status.ERROR, 0.0, f"{where(source, err)}timing failed: {err.message}")
+        if run.ended == "timeout":
+            return result(Status.TIMEOUT, 0.0, "timing did not finish in time")
+        return result(Status.ERROR, 0.0, "timing did not run: the grading process ended early")
+    size = ", ".join(f"{k} {v}" for k, v in t.params.items())
+    launches = wrong_launches(rec.checks, exercise.outputs(t.params),
+                              exercise.tolerance.rel_frobenius, exercise.tolerance.exact,
+                              len(rec.student_ms))
+    if launches.message is not None:
+        return result(Status.ERROR if launches.grader_fault else Status.FAILED, 0.0,
+                      f"at {size}: {launches.message}")
+    unstable = self_check_problem(rec.self_a_ms, rec.self_b_ms)
+    if unstable:
+        return result(Status.ERROR, 0.0, unstable)
+    points, stats, msg = verdict(rec.student_ms, rec.instructor_ms, t.full_ratio, t.zero_ratio,
+                                 t.points)
+    status = Status.PASSED if points >= t.points else Status.FAILED
+    details = timing_details(rec.student_ms, rec.instructor_ms, stats, t.full_ratio,
+                             t.zero_ratio, t.params)
+    details["timing"]["instructor_cached"] = rec.instructor_cached
+    details["timing"]["retaken"] = rec.retaken
+    return result(status, points, f"at {size}: {msg}", details)
+
+
+def instrument_failure(source: Source, run) -> str | None:
+    """Why the instrumented run gave no report (an error, a timeout), or None."""
+    if run is None:
+        return None
+    err = next(iter(received(run).errors("instrument")), None)
+    if err is not None:
+        return f"{where(source, err)}the instrumented run failed: {err.message}"
+    if run.ended == "timeout" and run.last_started == "instrument":
+        return "the instrumented run did not finish in time"
+    return None
+
+
+def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_run) -> None:
+    """On the simulator a kernel's body runs as Python, which could compute the answer on the
+    host or tamper with the child; a body Numba compiles for a GPU can do neither. So correctness
+    passed on the simulator counts only when the compile child (which runs no student code)
+    compiled the same kernel from the same definitions: the same constants, the same top-level
+    statements skipped, and every name bound to the same kind of value
+    (:func:`definitions_differ`). Changes ``tests`` in place."""
+    crx = received(compiled_run)
+    facts, built = crx.first(Compiled), crx.first(Imported)
+    ran = received(run).first(Imported)
+    differ = definitions_differ(source, ran, built) if facts is not None else None
+    if facts is not None and ran is not None and built is not None and differ is None:
+        return
+    err = next(iter(crx.errors("compile", "import", "contract")), None)
+    if facts is None and err is not None and "NvvmSupportError" in err.message:
+        return  # NVVM missing here: nothing to check against (the concept test says so)
+    why = ("it does not compile for a real GPU (see the concept test)" if facts is None
+           else differ or "the compile check did not report its definitions")
+    for i, t in enumerate(tests):
+        if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
+            tests[i] = TestResult(t.name, t.kind, t.visibility, Status.ERROR, 0.0, t.max_points,
+                                  f"right on the simulator, but {why}, so the simulator's "
+                                  "result does not count")
+
+
+def definitions_differ(source: Source, ran: Imported | None,
+                       built: Imported | None) -> str | None:
+    """Why the simulator child (``ran``) and the GPU-compile child (``built``) did not build the
+    same definitions, or None when they did: other constants, other top-level statements
+    skipped, or a name bound to another kind of value (``bindings``; one child without them
+    counts as a difference)."""
+    if ran is None or built is None:
+        return None
+    if ran.constants != built.constants:
+        return "the compile check built different constants"
+    ran_lines = {line for line, _ in ran.skipped}
+    built_lines = {line for line, _ in built.skipped}
+    if ran_lines != built_lines:
+        line = min(ran_lines ^ built_lines)
+        code = source.line_text(line).strip()[:60]
+        on = "the simulator" if line in ran_lines else "the GPU compile"
+        return (f"{source.where(line)} (`{code}`) was skipped on {on} only: the simulator "
+                "and a GPU would run different code")
+    if ran.bindings is None or built.bindings is None:
+        return "the compile check did not report its definitions"
+    names = sorted(set(ran.bindings) | set(built.bindings))
+    for name in names:
+        a, b = ran.bindings.get(name), built.bindings.get(name)
+        if a != b:
+            return (f"{name} is {_binding_text(a)} on the simulator and {_binding_text(b)} "
+                    "when compiled for a GPU: the simulator and a GPU would run different code")
+    return None
+
+
+def _binding_text(value: str | None) -> str:
+    if value is None:
+        return "not defined"
+    kind, _, rest = value.partition(":")
+    return {"data": f"the value {rest.partition(':')[2][:40]}", "callable": "a function",
+            "module": f"the module {rest}", "kernel": f"the kernel {rest.split(':')[0]}",
+            "function": f"the function {rest.split(':')[0]}",
+            "type": f"the type {rest[:40]}"}.get(kind, f"a {rest or kind}")
+
+
+def skipped_note(source: Source, run) -> str:
+    """The instructor's note naming the top-level statements the child skipped (at most 6)."""
+    rx = received(run)
+    rec = rx.first(Imported) or next(iter(rx.errors("contract")), None)
+    items = rec.skipped if rec else None
+    if not items:
+        return ""
+    shown = []
+    for lineno, reason in items[:6]:
+        code = source.line_text(lineno)[:60]
+        shown.append(f"{source.where(lineno)}" + (f" (`{code}`)" if code else "")
+                     + f": {reason[:160]}")
+    more = f" and {len(items) - len(shown)} more" if len(items) > len(shown) else ""
+    return ("the grader runs only your imports of numba, numpy and math, constant assignments "
+            "and function definitions; it skipped " + "; ".join(shown) + more)
+
+
+def phase_split(run, compiled_run, timing_run=None) -> dict[str, float]:
+    """Seconds per phase of the child, from when its records arrived: ``startup`` (interpreter,
+    numba, CUDA context), ``import``, ``compile``, ``tests``, ``timing_child``,
+    ``compile_child``; ``total`` wall time."""
+    rx = received(run)
+    split, last = {}, 0.0
+    for phase, kind in (("startup", Hello), ("import", Imported), ("compile", Compiled)):
+        rec = rx.first(kind)
+        if rec is not None and rec.arrived is not None:
+            split[phase] = round(rec.arrived - last, 3)
+            last = rec.arrived
+    cases = [r.arrived for r in rx.records if r.arrived is not None and (
+        type(r) is CaseResult or (type(r) is Error and r.phase == "run"))]
+    if cases:
+        split["tests"] = round(max(cases) - last, 3)
+        last = max(cases)
+    if timing_run is not None:
+        split["timing_child"] = round(timing_run.seconds, 3)
+    split["total"] = round(run.seconds, 3)
+    if compiled_run is not None and compiled_run is not run:
+        split["compile_child"] = round(compiled_run.seconds, 3)
+    return split

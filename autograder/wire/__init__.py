@@ -1,0 +1,3 @@
+"""What crosses a boundary: the framed channel and typed records between grader and child
+(``channel``, ``protocol``), the guarded buffers and launch shapes both sides compute (``buffers``,
+``shapes``), and the typed results the reports render (``results``). Foundations: no grading."""
