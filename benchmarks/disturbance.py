@@ -57,11 +57,11 @@ def prepared_for(exercise_name: str, student_file: str):
 
     exercise = exercises.get(exercise_name)
     timing = plan.timing_request(exercise)
-    contract = exercise.contract.to_dict()
+    contract = exercise.contract
     solution = import_solution(timing.solution_path, {}, timing.solution_source)
-    consts = {c["name"]: getattr(solution, c["name"]) for c in contract["constants"]}
+    consts = {c.name: getattr(solution, c.name) for c in contract.constants}
     student = import_solution(student_file, consts)
-    kernel = getattr(student, contract["kernel"])
+    kernel = getattr(student, contract.kernel)
     kernel.targetoptions["lineinfo"] = True  # as a timed child compiles it
     prepared = prepare_timing(cuda, kernel, contract, consts, timing)
     warm_up(cuda, kernel, prepared)

@@ -37,7 +37,7 @@ def slow_variants(name: str) -> list[Path]:
 
 
 def run_variant(cuda, ex, path: Path, trials: int) -> dict:
-    contract = ex.contract.to_dict()
+    contract = ex.contract
     module = harness.import_submission(str(path))
     kernel, consts = harness.resolve(module, contract, str(path), "gpu")
     prepared = harness.prepare_timing(cuda, kernel, contract, consts, _timing_request(ex))

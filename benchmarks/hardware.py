@@ -71,7 +71,7 @@ def main() -> int:
         ex = exercises.get(name)
         if not ex.timing:
             continue
-        contract = ex.contract.to_dict()
+        contract = ex.contract
         path = solution_path(ex)
         module = harness.import_submission(str(path))
         kernel, consts = harness.resolve(module, contract, str(path), "gpu")

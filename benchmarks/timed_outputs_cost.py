@@ -43,7 +43,7 @@ def main() -> int:
     for name in names:
         ex = exercises.get(name)
         path = solution_path(ex)
-        contract = ex.contract.to_dict()
+        contract = ex.contract
         module = harness.import_submission(str(path))
         kernel, consts = harness.resolve(module, contract, str(path), "gpu")
         p = harness.prepare_timing(cuda, kernel, contract, consts, timing_request(ex))

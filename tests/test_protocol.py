@@ -5,16 +5,20 @@ its kind is rejected, so the grader judges it an error instead of crashing. No c
 from __future__ import annotations
 
 import io
+import json
+import pickle
 from dataclasses import fields, replace
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from autograder import exercises
 from autograder.judge import collect as judge
 from autograder.grading import plan
 from autograder.wire import protocol
 from autograder.wire.channel import encode, read_record
+from autograder.wire.contract import Constant, Contract, ContractFormatError
 from autograder.wire.protocol import (CaseResult, Compiled, Device, Done, Error, Hello, Imported,
                                  Instrumented, Kernel, ProtocolError, Ready, Received, Rejected,
                                  Start, TimingSamples, parse)
@@ -110,6 +114,49 @@ def test_a_request_round_trips():
     assert req.source_text == source.read_text(encoding="utf-8")
     again = req.to_dict()
     assert again.keys() == wire.keys() and again["cases"][0]["params"] == cases[0].spec.params
+    assert req.contract == ex.contract and type(req.contract) is Contract
+
+
+_names = st.text(st.characters(codec="utf-8"), max_size=12)
+_CONTRACTS = st.builds(
+    Contract, kernel=_names,
+    constants=st.lists(st.builds(Constant, _names, st.integers(), st.integers(), st.booleans()),
+                       max_size=3).map(tuple),
+    args=st.lists(_names, max_size=4).map(tuple), signature=st.lists(_names, max_size=4).map(tuple),
+    grid=st.lists(_names, max_size=3).map(tuple), block=st.lists(_names, max_size=3).map(tuple),
+    checks=st.lists(st.tuples(_names, _names), max_size=2).map(tuple),
+    device_function=st.booleans(), driver=st.none() | _names,
+    functions=st.lists(_names, max_size=2).map(tuple), zeroed=st.lists(_names, max_size=2).map(tuple),
+    driver_root=st.none() | _names)
+
+
+@given(_CONTRACTS)
+def test_a_contract_round_trips_its_plain_form(contract):
+    """What the child rebuilds is the grader's contract, field for field, whether the plain form
+    came through pickle (the request) or JSON (lists for tuples)."""
+    plain = contract.to_dict()
+    assert Contract.from_dict(plain) == contract
+    assert Contract.from_dict(pickle.loads(pickle.dumps(plain))) == contract
+    assert Contract.from_dict(json.loads(json.dumps(plain))) == contract
+
+
+@pytest.mark.parametrize("name", exercises.names())
+def test_every_exercise_s_contract_is_plain_data_that_round_trips(name):
+    """Plain data only (JSON takes it): no callable, array or answer can ride along."""
+    contract = exercises.get(name).contract
+    assert Contract.from_dict(json.loads(json.dumps(contract.to_dict()))) == contract
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"kernal": "k"}, "kernal"), ({"kernel": None}, "kernel"), ({"args": "ab"}, "args"),
+    ({"constants": [{"name": "B", "low": 1}]}, "missing"), ({"checks": [["x"]]}, "checks"),
+    ({"driver": 3}, "driver"), ({"device_function": 1}, "device_function")])
+def test_a_contract_that_does_not_fit_says_which_field(change, field):
+    plain = {**exercises.get("block_sum").contract.to_dict(), **change}
+    with pytest.raises(ContractFormatError, match=field):
+        Contract.from_dict(plain)
+    with pytest.raises(ContractFormatError, match="missing.*kernel"):
+        Contract.from_dict({k: v for k, v in plain.items() if k != "kernel"})
 
 
 def test_the_instrumented_runs_cases_round_trip_the_published_size_first():

@@ -142,7 +142,6 @@ _CORPUS = ["solutions/*.py", "assignments/*/mutants/*.py",
 _SCAN = r"""
 import glob, json, re, sys
 from autograder import exercises
-from autograder.child.contract import contract_names
 from autograder.source.definitions import NotGradable, bindings, run_definitions
 from autograder.source.submission import load_source
 lazy = sys.argv[1] == "compile"
@@ -155,7 +154,7 @@ for pattern in json.loads(sys.argv[2]):
             continue  # not UTF-8, empty: never loaded
         m = re.search(r"exercises/([^/]+)/|adversarial-exercise:\s*(\S+)", f + "\n" + text[:3000])
         name = (m.group(1) or m.group(2)) if m else None
-        live = contract_names(exercises.get(name).contract.to_dict()) if name else ()
+        live = exercises.get(name).contract.names if name else ()
         ns = {"__name__": "submission"}
         try:
             skipped = run_definitions(text, "/x/submission.py", ns, lazy=lazy, live=live)

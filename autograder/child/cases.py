@@ -5,28 +5,29 @@ a record (:mod:`autograder.wire.protocol`) and is judged there, never here."""
 from __future__ import annotations
 
 from autograder.wire import buffers
-from .channel import send, send_error
-from .contract import defined
+from autograder.wire.contract import Contract
 from autograder.wire.protocol import CaseRequest, CaseResult, Start
 from autograder.wire.shapes import evaluate as launch_shape
+from .channel import send, send_error
+from .contract import defined
 
 STICKY = ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "UNKNOWN", "MISALIGNED", "ILLEGAL_INSTRUCTION",
           "HARDWARE_STACK", "ASSERT")
 
 
-def compile_ptx(kernel, contract: dict, backend: str) -> str:
+def compile_ptx(kernel, contract: Contract, backend: str) -> str:
     """Compile the kernel's Python function to PTX (no GPU needed; lineinfo on). Raises Numba's
     typing/lowering errors for code a GPU would reject. The grader reads the PTX."""
     from numba import cuda, types as nbtypes
 
-    sig = tuple(eval(s, {"__builtins__": {}}, vars(nbtypes)) for s in contract["signature"])
+    sig = tuple(eval(s, {"__builtins__": {}}, vars(nbtypes)) for s in contract.signature)
     cc = cuda.get_current_device().compute_capability if backend == "gpu" else (9, 0)
     ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc, lineinfo=True,
-                              device=contract["device_function"])
+                              device=contract.device_function)
     return ptx
 
 
-def compile_for_cases(kernel, contract: dict, consts: dict, cases: list):
+def compile_for_cases(kernel, contract: Contract, consts: dict, cases: list):
     """Compile ``kernel`` for the argument types its cases' launches will have (C-contiguous
     device arrays of each input's and output's dtype and rank) before the first launch, which
     then finds it compiled: the JIT (CPU work) stays outside the grading's hold of the GPU and
@@ -39,19 +40,19 @@ def compile_for_cases(kernel, contract: dict, consts: dict, cases: list):
     import numpy as np
     from numba import from_dtype, types
 
-    if contract.get("driver") and kernel is not None:
+    if contract.driver and kernel is not None:
         prepare_driver(kernel, contract, consts)
-    if contract.get("driver") or contract.get("device_function") or kernel is None:
+    if contract.driver or contract.device_function or kernel is None:
         return None
     compiled: list = []
     for case in cases:
         shapes = {n: (a.dtype, a.ndim) for n, a in case.inputs.items()}
         shapes.update({n: (np.dtype(dtype), len(launch_shape(shape, case.params, consts)))
                        for n, (shape, dtype) in case.outputs.items()})
-        if any(a not in shapes for a in contract["args"]):
+        if any(a not in shapes for a in contract.args):
             break
         sig = tuple(types.Array(from_dtype(shapes[a][0]), shapes[a][1], "C")
-                    for a in contract["args"])
+                    for a in contract.args)
         if sig in compiled:
             continue
         try:
@@ -62,16 +63,15 @@ def compile_for_cases(kernel, contract: dict, consts: dict, cases: list):
     return compiled[0] if compiled else None
 
 
-def prepare_driver(function, contract: dict, consts: dict) -> None:
+def prepare_driver(function, contract: Contract, consts: dict) -> None:
     """Call ``prepare(function, consts)`` of the exercise's driver module
-    (``contract["driver"]``), when it has one: it compiles the driver's kernels for the
+    (``contract.driver``), when it has one: it compiles the driver's kernels for the
     student's ``function`` before the cases start. Whatever it raises is dropped: the first
     case's launch compiles again and reports the failure in that case, with its own message.
     Raises ``ImportError`` for a driver module that is not installed (the grader's setup)."""
     from autograder.exercises.package import import_driver
 
-    prepare = getattr(import_driver(contract["driver"], contract.get("driver_root")), "prepare",
-                      None)
+    prepare = getattr(import_driver(contract.driver, contract.driver_root), "prepare", None)
     if prepare is None:
         return
     try:  # the student's code may run while compiling (typing), SystemExit included
@@ -99,16 +99,16 @@ def case_views(cuda, consts: dict, case: CaseRequest, zeroed=()):
     return dbufs, views
 
 
-def run_case(cuda, kernel, contract: dict, consts: dict, case: CaseRequest, driver) -> dict:
+def run_case(cuda, kernel, contract: Contract, consts: dict, case: CaseRequest, driver) -> dict:
     """Launch ``kernel`` on ``case`` (through the exercise's ``driver`` module, if any); the
     whole guarded output buffers, copied to the host, by name."""
-    dbufs, views = case_views(cuda, consts, case, contract.get("zeroed") or ())
+    dbufs, views = case_views(cuda, consts, case, contract.zeroed)
     if driver is not None:
         driver.drive(kernel, views, case.params, consts)
     else:
-        args = [views[a] for a in contract["args"]]
-        grid = launch_shape(contract["grid"], case.params, consts)
-        block = launch_shape(contract["block"], case.params, consts)
+        args = [views[a] for a in contract.args]
+        grid = launch_shape(contract.grid, case.params, consts)
+        block = launch_shape(contract.block, case.params, consts)
         kernel[grid, block](*args)
     cuda.synchronize()
     return {name: dbufs[name].copy_to_host() for name in case.outputs}
@@ -120,7 +120,7 @@ def is_sticky(exc: BaseException) -> bool:
     return any(s in text for s in STICKY)
 
 
-def run_cases(cuda, kernel, contract: dict, consts: dict, cases: list, driver,
+def run_cases(cuda, kernel, contract: Contract, consts: dict, cases: list, driver,
               path: str) -> bool:
     """Each case: a ``start`` record, then ``case`` (outputs) or ``error`` (phase ``run``).
     False when an error left the GPU context unusable (no further case can run)."""
@@ -154,16 +154,16 @@ def run_calls(module, cases: list, path: str) -> None:
         send(CaseResult(case.id, value=value))
 
 
-def run_instrumented(cuda, kernel, contract: dict, consts: dict, case: CaseRequest) -> dict:
+def run_instrumented(cuda, kernel, contract: Contract, consts: dict, case: CaseRequest) -> dict:
     """An instrumented simulator launch of one small case (:mod:`autograder.instrument`): races,
     divergent barriers, out-of-bounds accesses, bank conflicts, divergent branches, global
     loads; the report's ``params`` names the case's size. Its outputs are never graded."""
     from ..instrument import instrumented_launch
 
-    _, views = case_views(cuda, consts, case, contract.get("zeroed") or ())
-    grid = launch_shape(contract["grid"], case.params, consts)
-    block = launch_shape(contract["block"], case.params, consts)
-    report = instrumented_launch(kernel, grid, block, [views[a] for a in contract["args"]],
+    _, views = case_views(cuda, consts, case, contract.zeroed)
+    grid = launch_shape(contract.grid, case.params, consts)
+    block = launch_shape(contract.block, case.params, consts)
+    report = instrumented_launch(kernel, grid, block, [views[a] for a in contract.args],
                                  max_blocks=case.max_blocks)
     report["constants"] = dict(consts)   # what the grader's concept bounds are computed at
     report["params"] = dict(case.params)   # which size: findings are merged by the grader

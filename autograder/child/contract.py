@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 import types
 
+from autograder.wire.contract import Contract
+
 _MISSING = object()
 
 
@@ -20,7 +22,7 @@ def import_submission(path: str, text: str | None = None, lazy: bool = False,
     in the request) or, without it, from the file at ``path``. The statements it skipped are
     in ``module.__dict__["__kernelgrade_skipped__"]`` (a list of ``Skipped``). ``lazy``: a
     kernel given a signature is not compiled eagerly (the compile child has no GPU). ``live``:
-    the names the contract asks for (:func:`contract_names`); a skipped statement binding one
+    the names the contract asks for (:attr:`autograder.wire.contract.Contract.names`); a skipped statement binding one
     is refused (:class:`autograder.source.definitions.NotGradable`)."""
     from autograder.source.definitions import run_definitions
 
@@ -33,12 +35,6 @@ def import_submission(path: str, text: str | None = None, lazy: bool = False,
     skipped = run_definitions(text, path, module.__dict__, lazy=lazy, live=live)
     module.__dict__["__kernelgrade_skipped__"] = skipped
     return module
-
-
-def contract_names(contract: dict) -> list[str]:
-    """The names a contract (``Contract.to_dict()``) resolves: constants, functions, kernel."""
-    names = [c["name"] for c in contract["constants"]] + list(contract["functions"])
-    return names + ([contract["kernel"]] if contract["kernel"] else [])
 
 
 def defined(module, name: str):
@@ -81,29 +77,29 @@ def _not_defined(module, name: str, path: str, constant: bool = False) -> Contra
     return ContractError(f"{message}; your code defines {shown}")
 
 
-def resolve(module, contract: dict, path: str, backend: str):
-    """Check the constants and the kernel the contract (``Contract.to_dict()``) names; returns
+def resolve(module, contract: Contract, path: str, backend: str):
+    """Check the constants and the kernel ``contract`` names; returns
     (kernel or None, constants). Raises :class:`ContractError` for what does not fit."""
     consts = {}
-    for c in contract["constants"]:
-        name = c["name"]
+    for c in contract.constants:
+        name = c.name
         value = defined(module, name)
         if value is _MISSING:
             raise _not_defined(module, name, path, constant=True)
         if type(value) is not int:
             raise ContractError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-        if not c["low"] <= value <= c["high"]:
-            raise ContractError(f"{name} = {value} is outside {c['low']}..{c['high']}")
-        if c["power_of_two"] and value & (value - 1):
+        if not c.low <= value <= c.high:
+            raise ContractError(f"{name} = {value} is outside {c.low}..{c.high}")
+        if c.power_of_two and value & (value - 1):
             raise ContractError(f"{name} = {value} is not a power of two")
         consts[name] = value
-    for expr, message in contract["checks"]:
+    for expr, message in contract.checks:
         if not eval(expr, {"__builtins__": {}}, dict(consts)):
             raise ContractError(message.format(**consts))
-    for fname in contract["functions"]:
+    for fname in contract.functions:
         if type(defined(module, fname)) is not types.FunctionType:
             raise ContractError(f"the submission does not define a function {fname}(...)")
-    name = contract["kernel"]
+    name = contract.kernel
     if not name:
         return None, consts
     kernel = defined(module, name)
@@ -113,9 +109,9 @@ def resolve(module, contract: dict, path: str, backend: str):
     return kernel, consts
 
 
-def _check_kernel(kernel, name: str, contract: dict, path: str, backend: str) -> None:
-    what = "device function" if contract["device_function"] else "kernel"
-    decorator = "@cuda.jit(device=True)" if contract["device_function"] else "@cuda.jit"
+def _check_kernel(kernel, name: str, contract: Contract, path: str, backend: str) -> None:
+    what = "device function" if contract.device_function else "kernel"
+    decorator = "@cuda.jit(device=True)" if contract.device_function else "@cuda.jit"
     if backend == "sim":
         from numba.cuda.simulator.kernel import FakeCUDAKernel as KernelType
     else:
@@ -131,10 +127,10 @@ def _check_kernel(kernel, name: str, contract: dict, path: str, backend: str) ->
         is_device = bool(getattr(kernel, "_device", False))
     else:
         is_device = bool(kernel.targetoptions.get("device", False))
-    if is_device != contract["device_function"]:
+    if is_device != contract.device_function:
         raise ContractError(f"{name} must be declared with {decorator}")
     nargs = py_func.__code__.co_argcount
-    if nargs != len(contract["args"]):
+    if nargs != len(contract.args):
         raise ContractError(
-            f"{name} must take {len(contract['args'])} arguments "
-            f"({', '.join(contract['args'])}), it takes {nargs}")
+            f"{name} must take {len(contract.args)} arguments "
+            f"({', '.join(contract.args)}), it takes {nargs}")

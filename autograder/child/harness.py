@@ -43,13 +43,14 @@ from .cases import (compile_for_cases, compile_ptx, run_calls, run_cases,
                           run_instrumented)
 from .simulator import SIM_SWITCH_INTERVAL, prepare_simulator
 from .channel import open_channel, send, send_error
-from .contract import ContractError, contract_names, import_submission, resolve
+from .contract import ContractError, import_submission, resolve
 from .device import (device_facts, device_record, kernel_facts,  # noqa: F401 (re-exported)
                            kernel_record, not_dumpable, package_problem, start_driver_early)
 from .timing import (import_solution, measure_timing,  # noqa: F401 (re-exported)
                            prepare_timing, warm_up)
 from autograder.source.definitions import bindings
 from autograder.host.environment import package_facts
+from autograder.wire.contract import Contract
 from autograder.wire.protocol import Compiled, Done, Error, Hello, Imported, Instrumented, Ready, Request, Start, TimingSamples
 
 PTX_LIMIT = 4 << 20
@@ -121,7 +122,7 @@ def main(argv: list[str]) -> int:
     try:
         # The compile child has no GPU: a kernel given a signature must not compile eagerly.
         module = import_submission(path, req.source_text, lazy=backend == "compile",
-                                   live=contract_names(contract))
+                                   live=contract.names)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included
         send_error("import", exc, path)
         return 0
@@ -143,7 +144,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _ptx(kernel, contract: dict, backend: str, launched_as) -> str:
+def _ptx(kernel, contract: Contract, backend: str, launched_as) -> str:
     """The kernel's PTX: that of the compilation its launches will use when there is one (a
     GPU child compiles once), else compiled apart for the contract's signature."""
     if launched_as is not None:
@@ -182,20 +183,20 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
             send_error("compile", exc, path)
 
     driver = None
-    if contract["driver"]:
+    if contract.driver:
         from autograder.exercises.package import import_driver
-        driver = import_driver(contract["driver"], contract.get("driver_root"))
+        driver = import_driver(contract.driver, contract.driver_root)
 
     if backend == "sim":
         prepare_simulator()
-    if "run" in phases and contract["functions"]:
+    if "run" in phases and contract.functions:
         run_calls(module, req.cases, path)
     elif "run" in phases:
         if backend == "gpu" and not _granted(go_fd):  # the GPU, shared with others' cases
             return False
         if not run_cases(cuda, kernel, contract, consts, req.cases, driver, path):
             return False
-        if backend == "gpu" and kernel is not None and not contract["device_function"]:
+        if backend == "gpu" and kernel is not None and not contract.device_function:
             try:  # registers and shared memory of what ran: the occupancy hints
                 facts = kernel_record(kernel)
                 if facts:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import types
 
 from autograder.host.kernel_cache import solution_identity
+from autograder.wire.contract import Contract
 from autograder.wire.protocol import TimingRequest
 from autograder.wire.shapes import evaluate as launch_shape
 from autograder.timing.outputs import LaunchChecks
@@ -45,7 +46,7 @@ def import_solution(path: str, consts: dict, text: str | None = None) -> types.M
     return module
 
 
-def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingRequest) -> dict:
+def prepare_timing(cuda, kernel, contract: Contract, consts: dict, timing: TimingRequest) -> dict:
     """Everything :func:`measure_timing` needs, with no kernel run yet: device inputs
     (``copies`` rotated sets, at most 3 GiB, allocated, filled only by :func:`warm_up`), shared
     by both kernels; outputs, one set for the student's kernel (``arg_sets``) and one for the
@@ -81,16 +82,16 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
                 cuda, shape, dt, seed=(timing.input_seed or 0) + copy, low=low, high=high)
             fills.append(fill)
         copy_fills.append(fills)
-        arg_sets.append([{**views, **outputs}[a] for a in contract["args"]])
-        reference_arg_sets.append([{**views, **reference_outputs}[a] for a in contract["args"]])
-    reference = getattr(solution, contract["kernel"])
+        arg_sets.append([{**views, **outputs}[a] for a in contract.args])
+        reference_arg_sets.append([{**views, **reference_outputs}[a] for a in contract.args])
+    reference = getattr(solution, contract.kernel)
     if getattr(kernel, "targetoptions", {}).get("lineinfo"):  # like for like
         reference.targetoptions["lineinfo"] = True
     timing_mod.compiled_for(kernel, arg_sets[0])
     text = timing.solution_source
-    identity = solution_identity(text, contract["kernel"], consts) if text is not None else None
+    identity = solution_identity(text, contract.kernel, consts) if text is not None else None
     cached = timing_mod.compiled_for(reference, reference_arg_sets[0], identity)
-    zeroed = contract.get("zeroed") or ()
+    zeroed = contract.zeroed
     checks = LaunchChecks(cuda, list(outputs.values()), list(reference_outputs.values()),
                           copy_fills, MAX_ROUNDS, timing_mod.compiled_for,
                           [name in zeroed for name in outputs])
@@ -100,8 +101,8 @@ def prepare_timing(cuda, kernel, contract: dict, consts: dict, timing: TimingReq
         "reference_arg_sets": reference_arg_sets,
         "checks": checks,
         "fills": [f for fills in copy_fills for f in fills],
-        "grid": launch_shape(contract["grid"], params, consts),
-        "block": launch_shape(contract["block"], params, consts),
+        "grid": launch_shape(contract.grid, params, consts),
+        "block": launch_shape(contract.block, params, consts),
         "flush": timing_mod.l2_flusher(cuda),
         "min_rounds": timing.min_rounds,
         "budget_s": timing.budget_s,

@@ -3,65 +3,24 @@
 An exercise folder's ``exercise.py`` defines one :class:`Exercise` (see
 :mod:`autograder.exercises` for the folder's other files); the harness and the grader are shared.
 
-* :class:`Contract` is public (it restates CONTRACTS.md): the names a submission defines, the
-  launch rule, the argument layout. It is serialised into the child's request.
+* :class:`Contract` (with its :class:`Constant` items) is public (it restates CONTRACTS.md): the
+  names a submission defines, the launch rule, the argument layout. It is the one part of an
+  exercise a child receives, so it lives with the wire's formats
+  (:mod:`autograder.wire.contract`) and is imported here for the definitions.
 * Cases, tolerances, points, the reference and the secret seed stay in the grader's process.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
+from autograder.wire.contract import Constant, Contract
 
-@dataclass(frozen=True)
-class Constant:
-    """An integer the submission defines at module level, e.g. ``TILE_WIDTH`` in 1..32."""
-
-    name: str
-    low: int
-    high: int
-    power_of_two: bool = False
-
-
-@dataclass(frozen=True)
-class Contract:
-    """The public half of an exercise, as CONTRACTS.md states it.
-
-    ``grid`` and ``block`` are expressions over the case parameters and the constants, with
-    ``ceil(a / b)`` meaning integer ceiling division. ``args`` lists the kernel's arguments in
-    order; ``signature`` gives each one's Numba type (for compiling to PTX without a GPU).
-    ``checks`` are ``(expression, message)`` pairs over the constants that must hold.
-    ``driver`` names a module with ``drive(module, arrays, params, consts)`` for exercises where
-    the grader's own kernel calls the student's device function, below the folder of
-    assignments (``"grid_barrier.driver"`` for ``assignments/grid_barrier/driver.py``); the
-    registry sets ``driver_root``, the folder a child imports it from. ``functions`` names plain
-    Python functions for exercises with no kernel (``kernel`` is then empty): each case calls
-    ``params["call"]`` with keyword arguments ``params["args"]`` and compares the value returned.
-    ``zeroed`` names the outputs that start at zero before every launch (an accumulator such as
-    a histogram's bins, which the kernel adds into): the cases, the instrumented runs and both
-    kernels' timed launches zero them; every other output starts poisoned (NaN, or an integer
-    sentinel), so an element the kernel never writes is caught. A zeroed output keeps its guard
-    bands: a write outside it is still reported.
-    """
-
-    kernel: str
-    constants: tuple[Constant, ...]
-    args: tuple[str, ...]
-    signature: tuple[str, ...]
-    grid: tuple[str, ...] = ()
-    block: tuple[str, ...] = ()
-    checks: tuple[tuple[str, str], ...] = ()
-    device_function: bool = False
-    driver: str | None = None
-    functions: tuple[str, ...] = ()
-    zeroed: tuple[str, ...] = ()
-    driver_root: str | None = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+__all__ = ["Case", "Concept", "Constant", "Contract", "Diagnose", "Exercise", "Timing",
+           "Tolerance", "Use", "TIMING_FLOAT_RANGE", "TIMING_INT_RANGE", "check_input_ranges"]
 
 
 @dataclass(frozen=True)

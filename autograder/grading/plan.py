@@ -123,6 +123,6 @@ def request(exercise: Exercise, backend: str, phases: list[str], source_file: Pa
         diagnose, more = (diagnose[0], diagnose[1:]) if diagnose else (None, [])
     return Request(
         backend, list(phases), str(source_file), Path(source_file).read_text(encoding="utf-8"),
-        exercise.contract.to_dict(),
+        exercise.contract,
         [c if isinstance(c, CaseRequest) else c.request() for c in cases],
         timing, diagnose, lineinfo, await_go, more).to_dict()

@@ -103,10 +103,10 @@ def compile_timing_kernels(name: str) -> list:
 
     exercise = exercises.get(name)
     timing = plan.timing_request(exercise)
-    contract = exercise.contract.to_dict()
+    contract = exercise.contract
     solution = import_solution(timing.solution_path, {}, timing.solution_source)
-    consts = {c["name"]: getattr(solution, c["name"]) for c in contract["constants"]}
-    kernel = getattr(solution, contract["kernel"])
+    consts = {c.name: getattr(solution, c.name) for c in contract.constants}
+    kernel = getattr(solution, contract.kernel)
     kernel.targetoptions["lineinfo"] = True  # as a timed child compiles the student's kernel
     prepare_timing(cuda, kernel, contract, consts, timing)
     return list(kernel_cache.events)

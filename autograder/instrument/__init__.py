@@ -34,7 +34,7 @@ Calling it from the child (``autograder/harness.py``), after ``resolve`` gave ``
 
     from autograder.instrument import instrumented_launch, messages
 
-    args = [views[a] for a in contract["args"]]          # as run_case builds them
+    args = [views[a] for a in contract.args]             # as run_case builds them
     report = instrumented_launch(kernel, grid, block, args, max_blocks=4)
     send({"type": "instrumented", "report": report})     # plain JSON types only
 

@@ -28,6 +28,7 @@ from typing import ClassVar, TypeVar
 import numpy as np
 
 from autograder.wire.channel import ChannelError
+from autograder.wire.contract import Contract
 
 PHASES = ("environment", "import", "contract", "compile", "run", "instrument", "timing")
 
@@ -96,8 +97,9 @@ class TimingRequest:
 class Request:
     """What one child does. ``backend``: ``gpu``, ``sim`` or ``compile``; ``phases``: some of
     ``compile``, ``run``, ``instrument``, ``time``; ``source_path`` names the submission and
-    ``source_text`` is what runs (a sibling child cannot swap the file); ``contract``:
-    :meth:`autograder.exercises.base.Contract.to_dict`; ``diagnose``: the instrumented run's
+    ``source_text`` is what runs (a sibling child cannot swap the file); ``contract``: the
+    exercise's :class:`~autograder.wire.contract.Contract` (plain data in :meth:`to_dict`,
+    rebuilt by :meth:`from_dict`); ``diagnose``: the instrumented run's
     case; ``lineinfo``: compile with line info (sanitizer runs); ``await_go``: a GPU child says
     ``ready`` before its first GPU work and waits for the grader's go byte;
     ``diagnose_more``: further instrumented runs' cases (sizes drawn from the secret seed), run
@@ -107,7 +109,7 @@ class Request:
     phases: list
     source_path: str
     source_text: str
-    contract: dict
+    contract: Contract
     cases: list = field(default_factory=list)
     timing: TimingRequest | None = None
     diagnose: CaseRequest | None = None
@@ -119,7 +121,8 @@ class Request:
         """The form the sandbox pickles to the child (plain dicts, lists and arrays)."""
         return {"backend": self.backend, "phases": list(self.phases),
                 "source_path": self.source_path, "source_text": self.source_text,
-                "contract": self.contract, "cases": [c.to_dict() for c in self.cases],
+                "contract": self.contract.to_dict(),
+                "cases": [c.to_dict() for c in self.cases],
                 "timing": self.timing.to_dict() if self.timing else None,
                 "diagnose": self.diagnose.to_dict() if self.diagnose else None,
                 "lineinfo": self.lineinfo, "await_go": self.await_go,
@@ -128,7 +131,7 @@ class Request:
     @classmethod
     def from_dict(cls, d: dict) -> Request:
         return cls(d["backend"], list(d["phases"]), d["source_path"], d.get("source_text"),
-                   d["contract"], [CaseRequest.from_dict(c) for c in d.get("cases") or ()],
+                   Contract.from_dict(d["contract"]), [CaseRequest.from_dict(c) for c in d.get("cases") or ()],
                    TimingRequest.from_dict(d["timing"]) if d.get("timing") else None,
                    CaseRequest.from_dict(d["diagnose"]) if d.get("diagnose") else None,
                    bool(d.get("lineinfo")), bool(d.get("await_go")),

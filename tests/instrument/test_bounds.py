@@ -80,9 +80,9 @@ def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name, req
 
     ex = exercises.get(name)
     path = str(exercises.solution_path(ex))
-    kernel, consts = resolve(import_submission(path), ex.contract.to_dict(), path, "sim")
+    kernel, consts = resolve(import_submission(path), ex.contract, path, "sim")
     for case in plan.diagnose_cases(ex, 11):
-        r = run_instrumented(cuda, kernel, ex.contract.to_dict(), consts, case)
+        r = run_instrumented(cuda, kernel, ex.contract, consts, case)
         assert r["out_of_bounds"] == [] and r["error"] is None, case.params
         assert r["params"] == case.params
 
