@@ -10,8 +10,7 @@ import ast
 
 import pytest
 
-from autograder.judge import hints
-from autograder.source import pyast
+from autograder.source import loops, pyast
 from autograder.timing import measure as timing
 from conftest import ROOT
 
@@ -47,7 +46,7 @@ def test_the_graders_parses_take_the_lock(monkeypatch):
     monkeypatch.setattr(pyast, "_LOCK", Recording())
     text = "def k(a):\n    for i in range(cuda.blockDim.x):\n        a[i] = 0\n"
     timing.loop_bounds_at_run_time(text, "k", ("BLOCK_SIZE",))
-    hints.runtime_bound_loops(text)
+    loops.loops(text)   # the hints' reading of the loops
     assert len(taken) == 2
 
 

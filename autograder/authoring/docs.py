@@ -2,7 +2,7 @@
 exercise table.
 
 ``python -m autograder.authoring.docs`` rewrites both; ``python -m autograder.authoring.docs --check`` exits 1 when
-either is stale (a test runs it). Each exercise's :class:`~autograder.exercises.base.Contract`
+either is stale (a test runs it). Each exercise's :class:`~autograder.wire.contract.Contract`
 gives the names, types and launch rule; its ``contract_text`` the arguments and the result in
 words; its concept and timing tests and cases the rest.
 """

@@ -10,7 +10,7 @@ Read off what the grader already has, so no extra run is needed:
   static shared memory per block, and loops the compiler kept (a branch back to the loop's
   line) whose bound the source takes from ``cuda.blockDim`` where the exercise's block size is
   a constant (``stride = cuda.blockDim.x // 2`` where ``BLOCK_SIZE // 2`` unrolls:
-  :func:`runtime_bound_loops`, :func:`ptx_loop_lines`);
+  :func:`autograder.source.loops.loops`, :func:`ptx_loop_lines`);
 - on a GPU, the child's ``device`` record (the driver's device attributes: SMs, per-SM limits
   of threads, blocks, shared memory and registers; :class:`DeviceLimits`) and ``kernel`` record
   (Numba's registers per thread and shared memory per block of the compiled kernel;
@@ -39,7 +39,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-from autograder.source import pyast
+from autograder.source import loops, pyast
 from autograder.judge.occupancy_calculator import REGISTERS_PER_SM, resident_blocks
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 
@@ -332,46 +332,6 @@ def ptx_loop_lines(ptx: str, filename: str | None = None) -> set[int]:
     return lines
 
 
-def runtime_bound_loops(text: str) -> list[tuple[int, str]]:
-    """(line, the bound's source) of each ``for``/``while`` loop of a ``@cuda.jit`` function in
-    ``text`` whose bound reads ``cuda.blockDim``, directly or through a variable assigned from
-    it (``stride = cuda.blockDim.x // 2`` then ``while stride > 0``): a ``while`` test, a
-    ``range``'s start or stop (not its step: ``range(tid, n, cuda.blockDim.x)`` strides by
-    blocks, as the instructor's loops do), any other ``for``'s iterable. Empty for unparsable
-    text."""
-    import ast
-
-    try:
-        tree = pyast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-
-    def reads_blockdim(node, tainted) -> bool:
-        return any((isinstance(n, ast.Attribute) and n.attr == "blockDim")
-                   or (isinstance(n, ast.Name) and n.id in tainted) for n in ast.walk(node))
-
-    found = []
-    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
-        if not any("jit" in ast.unparse(d) for d in fn.decorator_list):
-            continue
-        tainted: set[str] = set()
-        for _ in range(3):   # a variable assigned from one assigned from blockDim
-            for n in ast.walk(fn):
-                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value \
-                        is not None and reads_blockdim(n.value, tainted):
-                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                    tainted |= {t.id for t in targets if isinstance(t, ast.Name)}
-        for n in ast.walk(fn):
-            bound = n.iter if isinstance(n, ast.For) else n.test if isinstance(n, ast.While) \
-                else None
-            parts = [bound] if bound is not None else []
-            if isinstance(bound, ast.Call) and ast.unparse(bound.func) == "range":
-                parts = bound.args[:2]   # start and stop: a block-stride step is no bound
-            if any(reads_blockdim(part, tainted) for part in parts):
-                found.append((n.lineno, ast.unparse(bound)))
-    return sorted(found)
-
-
 def _loop_bound_hints(ptx: str, source, filename: str | None,
                       block_constants: tuple[str, ...]) -> list[Hint]:
     if not block_constants or source is None:
@@ -379,8 +339,9 @@ def _loop_bound_hints(ptx: str, source, filename: str | None,
     kept = ptx_loop_lines(ptx, filename)
     names = " and ".join(block_constants)
     out = []
-    for line, bound in runtime_bound_loops(source.text):
-        if line not in kept:
+    for loop in loops.loops(source.text):
+        line, bound = loop.line, loop.bound
+        if not loop.block_size or line not in kept:
             continue
         out.append(Hint("runtime_loop_bound", line, (
             f"{_where(source, line)}: this loop's bound (`{bound}`) depends on cuda.blockDim, "

@@ -37,13 +37,12 @@ and :func:`verdict` run in the grader on the raw samples. Times are in milliseco
 
 from __future__ import annotations
 
-import ast
 import math
 import statistics
 import time
 from dataclasses import dataclass
 
-from autograder.source import pyast
+from autograder.source import loops
 
 SELF_CHECK_TOLERANCE = 0.05
 
@@ -51,88 +50,16 @@ SELF_CHECK_TOLERANCE = 0.05
 def loop_bounds_at_run_time(text: str, kernel: str, constants=()) -> bool:
     """True when the function ``kernel`` in the source ``text`` bounds its loops the way
     ``solution_blockdim.py`` does: some loop is bounded by the block's size read at run time
-    (``cuda.blockDim``, directly or through a name assigned from it) and none by the
-    compile-time ``constants`` (the contract's constant names, e.g. ``BLOCK_SIZE``) alone. A
-    loop's bounds: the stop and step of a ``for ... in range(...)``, a ``while`` test.
+    and none by the compile-time ``constants`` (the contract's constant names, e.g.
+    ``BLOCK_SIZE``) alone (:func:`autograder.source.loops.loops` says which loop is which).
 
-    A loop bounded at run time cannot be unrolled, which costs a textbook kernel 1.3-1.4x
-    against the instructor's compile-time bounds (issue 22: a reduction from
-    ``cuda.blockDim.x // 2``, a transpose stepping by ``cuda.blockDim.y``); the grader then
-    times it against the instructor's kernel bounded the same way
-    (:func:`autograder.exercises.timing_solution_path`). A kernel whose real loops keep
-    compile-time bounds gains nothing from an added loop over ``cuda.blockDim``. Not seen: a
-    bound that reads ``cuda.blockDim`` only to fold it away (``cuda.blockDim.x * 0``). False for
-    text that does not parse or has no such function."""
-    try:
-        tree = pyast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel]
-    if not found:
-        return False
-    body = found[-1]
-    assigns: dict[str, list] = {}  # local name -> the values assigned to it (augmented too)
-    for n in ast.walk(body):
-        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            for t in targets:
-                for name in ast.walk(t):
-                    if isinstance(name, ast.Name):
-                        assigns.setdefault(name.id, []).append(n.value)
-
-    def names(node) -> set[str]:  # names read, not those called (range, min, ...)
-        called = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in called}
-
-    def block_dim(node) -> bool:
-        return any(isinstance(n, ast.Attribute) and n.attr == "blockDim" for n in ast.walk(node))
-
-    run_time: set[str] = set()  # read cuda.blockDim
-    fixed = {c for c in constants if c not in assigns}  # compile-time: constants and literals
-    changed = True
-    while changed:
-        changed = False
-        for name, values in assigns.items():
-            if name not in run_time and any(block_dim(v) or names(v) & run_time for v in values):
-                run_time.add(name)
-                changed = True
-            if name not in fixed and all(not block_dim(v) and names(v) <= fixed | {name}
-                                         for v in values):
-                fixed.add(name)
-                changed = True
-
-    def bounded_at_run_time(node) -> bool:
-        return block_dim(node) or bool(names(node) & run_time)
-
-    def bounded_by_constants(node) -> bool:
-        read = names(node)
-        return (not block_dim(node) and bool(read) and read <= fixed
-                and any(_derives(r, constants, assigns) for r in read))
-
-    bounds = []
-    for loop in ast.walk(body):
-        if isinstance(loop, ast.While):
-            bounds.append([loop.test])
-        elif (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call)
-              and isinstance(loop.iter.func, ast.Name) and loop.iter.func.id == "range"):
-            args = loop.iter.args
-            bounds.append(args[:1] if len(args) == 1 else args[1:])
-    run = any(any(bounded_at_run_time(a) for a in b) for b in bounds)
-    fixed_loops = any(b and not any(bounded_at_run_time(a) for a in b)
-                      and any(bounded_by_constants(a) for a in b) for b in bounds)
-    return run and not fixed_loops
-
-
-def _derives(name: str, constants, assigns: dict, seen: frozenset = frozenset()) -> bool:
-    """True when ``name`` is one of ``constants`` or a local assigned from one."""
-    if name in constants:
-        return True
-    if name in seen:
-        return False
-    reads = set()
-    for v in assigns.get(name, []):
-        reads |= {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}
-    return any(_derives(r, constants, assigns, seen | {name}) for r in reads)
+    Such a loop cannot be unrolled, which costs a textbook kernel 1.3-1.4x against the
+    instructor's compile-time bounds; the grader then times it against the instructor's kernel
+    bounded the same way (:func:`autograder.exercises.timing_solution_path`). A kernel whose
+    real loops keep compile-time bounds gains nothing from an added loop over
+    ``cuda.blockDim``. False for text that does not parse or has no such function."""
+    found = loops.loops(text, kernel, constants)
+    return any(loop.block_size for loop in found) and not any(loop.constants for loop in found)
 
 
 def compiled_for(kernel, args, identity: str | None = None) -> bool:
