@@ -348,7 +348,8 @@ def _loop_bound_hints(ptx: str, source, filename: str | None,
             f"known only when the kernel runs, so the compiler keeps it as a loop with a test "
             f"and a branch each step (the PTX has a branch back to this line) instead of "
             f"unrolling it. The block size is {names}, a constant: compute the bound from "
-            f"{names} (e.g. `stride = {block_constants[0]} // 2`) and Numba unrolls the loop"),
+            f"{names} (a reduction's `stride = {block_constants[0]} // 2`, a range's step of "
+            f"{block_constants[-1]}) and Numba unrolls the loop"),
             _WEIGHT["runtime_loop_bound"]))
     return out
 
