@@ -24,7 +24,7 @@ test: $(STAMP) system-deps
 # How grading children run here: under bubblewrap (the optional system package `bubblewrap`,
 # used when it is installed and works; nothing here needs root) or as plain child processes.
 sandbox-check: $(STAMP)
-	$(PY) -m autograder.sandbox.run
+	$(PY) -m autograder.sandbox
 
 # System packages the tests use: bubblewrap (the sandbox real classes use) and Chromium (the HTML
 # report's browser test). Installed with apt-get where we are root and they are missing (CI);

@@ -16,7 +16,7 @@ from autograder.grading.devices import default_limits, gpu_available, gpu_count,
 from autograder.grading.steps import grade_submission
 from autograder.host.blas import single_threaded_blas
 from autograder.wire.results import ExerciseResult
-from autograder.sandbox.run import Limits
+from autograder.sandbox.limits import Limits
 from autograder.source.submission import SubmissionError, load_source
 
 __all__ = ["grade", "resolve_device", "gpu_count", "gpu_available", "no_gpu_reason",

@@ -34,7 +34,8 @@ CELL_TIMEOUT = "KERNELGRADE_CELL_TIMEOUT"
 GRADESCOPE_ROOT = "KERNELGRADE_GRADESCOPE_ROOT"
 GRADESCOPE_PYTHON = "KERNELGRADE_GRADESCOPE_PYTHON"
 TEST_DEVICE = "KERNELGRADE_TEST_DEVICE"
-#: Every variable's name starts so; a child inherits none of them (autograder.sandbox.run.child_env).
+#: Every variable's name starts so; a child inherits none of them
+#: (autograder.sandbox.limits.child_env).
 PREFIX = "KERNELGRADE_"
 
 VARIABLES = (

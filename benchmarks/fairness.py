@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     root = args.out / "submitted"
     build_class(root, files, args.copies)
-    sandbox = subprocess.run([sys.executable, "-m", "autograder.sandbox.run"], cwd=ROOT,
+    sandbox = subprocess.run([sys.executable, "-m", "autograder.sandbox"], cwd=ROOT,
                              capture_output=True, text=True).stdout.strip()
     report = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "device": _device(),
               "sandbox": f"{sandbox} (KERNELGRADE_SANDBOX={os.environ.get('KERNELGRADE_SANDBOX', 'auto')})",

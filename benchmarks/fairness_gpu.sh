@@ -22,7 +22,7 @@ fi
 if command -v bwrap >/dev/null; then export KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-require}; fi
 export PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; nproc
-  echo "sandbox: $(python3 -m autograder.sandbox.run 2>&1 | head -1) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
+  echo "sandbox: $(python3 -m autograder.sandbox 2>&1 | head -1) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
 } | tee -a "$OUT_DIR/env.txt"
 for step in ${STEPS:-pytest fairness}; do
   start=$(date +%s)

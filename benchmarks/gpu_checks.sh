@@ -27,7 +27,7 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 {
   echo "device: $GPU"; echo "date: $DATE"
   python3 -c 'import numba, numba.cuda, numpy, sys; print("python", sys.version.split()[0], "numba", numba.__version__, "numba-cuda", __import__("importlib.metadata").metadata.version("numba-cuda"), "numpy", numpy.__version__)'
-  echo "sandbox: $(python3 -m autograder.sandbox.run) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
+  echo "sandbox: $(python3 -m autograder.sandbox) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
 } | tee "$OUT_DIR/env.txt"
 
 declare -A STATUS

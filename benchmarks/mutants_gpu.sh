@@ -21,7 +21,7 @@ if command -v bwrap >/dev/null; then export KERNELGRADE_SANDBOX=${KERNELGRADE_SA
 export PYTHONUNBUFFERED=1
 AG="python3 -m autograder.cli"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; git log -1 --format=%h 2>/dev/null
-  echo "sandbox: $(python3 -m autograder.sandbox.run 2>&1 | head -1) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
+  echo "sandbox: $(python3 -m autograder.sandbox 2>&1 | head -1) (KERNELGRADE_SANDBOX=${KERNELGRADE_SANDBOX:-auto})"
 } | tee "$OUT_DIR/env.txt"
 
 EXERCISES=${EXERCISES:-$(python3 -c 'from autograder import exercises; print(" ".join(exercises.names()))')}

@@ -304,12 +304,12 @@ def table(report: dict, backend: str) -> str:
 
 def machine(backend: str) -> dict:
     """Where this ran: CPU cores, GPU names, versions, the sandbox."""
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox import mode
 
     facts = {"host_cores": os.cpu_count(), "python": platform.python_version(),
              "machine": platform.processor() or platform.machine(),
-             "sandbox": "bubblewrap" if sandbox.sandbox_status().available else
-             f"plain ({sandbox.sandbox_status().reason})", "backend": backend,
+             "sandbox": "bubblewrap" if mode.sandbox_status().available else
+             f"plain ({mode.sandbox_status().reason})", "backend": backend,
              "load_avg_start": os.getloadavg()}
     smi = shutil.which("nvidia-smi")
     if backend == "gpu" and smi:

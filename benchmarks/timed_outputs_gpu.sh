@@ -13,7 +13,7 @@ print(" ".join(n for n in exercises.names() if exercises.get(n).timing))')
 reps() { [ "$1" = tiled_matmul ] && echo 3 || echo 1; }  # gradings of each solution
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
   python3 -c 'import numba, numpy, sys; print("python", sys.version.split()[0], "numba", numba.__version__, "numpy", numpy.__version__)'
-  echo "sandbox: $(python3 -m autograder.sandbox.run 2>&1 | head -1)"; } > "$OUT_DIR/env.txt"
+  echo "sandbox: $(python3 -m autograder.sandbox 2>&1 | head -1)"; } > "$OUT_DIR/env.txt"
 
 summary() {  # label, json file, seconds
   python3 - "$1" "$2" "$3" >> "$OUT_DIR/summary.txt" <<'EOF'

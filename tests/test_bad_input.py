@@ -4,7 +4,7 @@ import pytest
 
 from autograder.grading import preflight
 from autograder.wire.results import Status
-from autograder.sandbox.run import Limits
+from autograder.sandbox.limits import Limits
 from conftest import FILES, TEST_DEVICE, grade_file, graded_once
 
 BAD = FILES / "bad_input"

@@ -28,7 +28,8 @@ from autograder.child import harness
 from autograder.grading.devices import default_limits
 from autograder.nbgrader.public import PUBLIC_LIMITS
 from autograder.wire.protocol import CaseRequest, Request
-from autograder.sandbox.run import ChildRun, Limits
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.run import ChildRun
 
 BARRIERS = ["grid_barrier", "grid_barrier_lockfree"]
 SHARED = ("grid_barrier", "driver")  # build, run_phases, compile_phases

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.sandbox import gpu_nodes
-from autograder.sandbox import run as sandbox
+from autograder.sandbox import bwrap, gpu_nodes
+from autograder.sandbox.limits import child_env
 
 UUIDS = ["GPU-aaaa0000-0000", "GPU-bbbb1111-1111", "GPU-cccc2222-2222"]
 
@@ -103,18 +103,18 @@ def test_the_gpu_child_is_shown_its_own_gpu_and_named_by_uuid(tmp_path, monkeypa
     dev = _host(tmp_path, monkeypatch)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     monkeypatch.delenv("CUDA_DEVICE_ORDER", raising=False)
-    binds = _binds(sandbox._bwrap_command(tmp_path, gpu=True))
+    binds = _binds(bwrap.arguments(tmp_path, gpu=True))
     assert str(dev / "nvidia1") in binds and str(dev / "nvidia0") not in binds
     assert str(dev / "nvidiactl") in binds
-    assert sandbox.child_env("gpu")["CUDA_VISIBLE_DEVICES"] == UUIDS[1]
+    assert child_env("gpu")["CUDA_VISIBLE_DEVICES"] == UUIDS[1]
     # The simulator's children get no GPU and keep the grader's setting.
-    assert sandbox.child_env("sim")["CUDA_VISIBLE_DEVICES"] == "1"
+    assert child_env("sim")["CUDA_VISIBLE_DEVICES"] == "1"
 
 
 def test_where_the_gpu_cannot_be_named_every_gpu_is_shown(tmp_path, monkeypatch):
     dev = _host(tmp_path, monkeypatch, models=("NVIDIA H200", "NVIDIA L4"))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     monkeypatch.delenv("CUDA_DEVICE_ORDER", raising=False)
-    binds = _binds(sandbox._bwrap_command(tmp_path, gpu=True))
+    binds = _binds(bwrap.arguments(tmp_path, gpu=True))
     assert {str(dev / "nvidia0"), str(dev / "nvidia1")} <= set(binds)
-    assert sandbox.child_env("gpu")["CUDA_VISIBLE_DEVICES"] == "1"
+    assert child_env("gpu")["CUDA_VISIBLE_DEVICES"] == "1"

@@ -18,7 +18,8 @@ from autograder.grading import children
 from autograder.judge import diagnostics
 from autograder.host import gpulock
 from autograder.grading import plan
-from autograder.sandbox.run import ChildRun, Limits
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.run import ChildRun
 from autograder.judge.sanitizer import Report
 from autograder.source.submission import load_source
 
@@ -305,10 +306,10 @@ def test_an_exclusive_hold_downgraded_lets_shared_holders_in_and_no_measurement(
 
 def test_time_spent_waiting_for_the_grader_is_not_the_childs():
     """A child kept waiting by a hook (for the GPU lock) keeps its whole deadline afterwards."""
-    from autograder.sandbox.run import _Watchdog
+    from autograder.sandbox.watchdog import Watchdog
 
     limits = Limits(total_timeout=10.0, import_timeout=8.0, clock="wall")
-    watch = _Watchdog(limits, "gpu", root=0, started=100.0)
+    watch = Watchdog(limits, "gpu", root=0, started=100.0)
     assert watch.expired(109.0) == ("wall", 8.0)  # the import's 8 s ran out
     watch.pause(30.0)  # a hook blocked for 30 s
     assert watch.expired(131.0) is None

@@ -65,13 +65,13 @@ def test_the_grader_limits_blas_to_one_thread_before_grading(tmp_path):
 def test_children_get_one_blas_thread_whatever_the_graders_environment(monkeypatch):
     """OpenBLAS threads spin at NumPy's import (about 2 s of CPU per child on a 16-core host):
     every child's environment asks for one thread, even when the grader's asks for more."""
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox.limits import child_env
     from autograder.host.blas import ONE_THREAD_ENV
 
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "16")
     monkeypatch.setenv("OMP_NUM_THREADS", "16")
     for backend in ("gpu", "sim", "compile"):
-        env = sandbox.child_env(backend)
+        env = child_env(backend)
         for key, value in ONE_THREAD_ENV.items():
             assert env[key] == value, (backend, key)
 
@@ -94,10 +94,10 @@ def test_the_command_line_sets_one_blas_thread_before_numpy_loads():
 def test_gpu_children_get_one_hardware_queue_unless_the_host_says_otherwise(monkeypatch):
     """A GPU child's CUDA context gets one work queue (cheaper to create; the children use one
     stream), the simulator's none of it, and an explicit setting of the host is kept."""
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox.limits import child_env
 
     monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
-    assert sandbox.child_env("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
-    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in sandbox.child_env("sim")
+    assert child_env("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in child_env("sim")
     monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
-    assert sandbox.child_env("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "4"
+    assert child_env("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "4"

@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from adversarial.test_adversarial import _sleepers
-from autograder.sandbox import run as sandbox
+from autograder.sandbox import mode as sandbox_mode
 from autograder.grader import grade
 from conftest import ROOT, TEST_DEVICE, SOLUTIONS
 
@@ -139,8 +139,8 @@ def mode(request, monkeypatch, tmp_path):
     """The sandbox mode (``KERNELGRADE_SANDBOX``) for this test; a preflight cache of its own."""
     if request.param == "bubblewrap":
         monkeypatch.setenv("KERNELGRADE_SANDBOX", "require")
-        if not sandbox.sandbox_status().available:
-            pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
+        if not sandbox_mode.sandbox_status().available:
+            pytest.skip(f"needs bubblewrap: {sandbox_mode.sandbox_status().reason}")
     else:
         monkeypatch.setenv("KERNELGRADE_SANDBOX", "off")
     monkeypatch.setenv("KERNELGRADE_CACHE_DIR", str(tmp_path / "cache"))

@@ -16,7 +16,9 @@ from autograder.host import kernel_cache
 from autograder.grading import preflight
 from autograder.wire import protocol
 from autograder.grading import reference_warmup
-from autograder.sandbox import run as sandbox
+from autograder.sandbox import mode as sandbox_mode
+from autograder.sandbox import run as sandbox_run
+from autograder.sandbox.limits import child_env
 from autograder.exercises import get, solution_path
 
 
@@ -127,12 +129,12 @@ def test_only_a_timed_gpu_child_in_bubblewrap_is_shown_the_folder(tmp_path, monk
     monkeypatch.setenv(preflight.CACHE_ENV, str(tmp_path))
     folder = kernel_cache.host_folder("KERNEL = 1\n")
     assert folder.parent == tmp_path / "kernels"
-    assert sandbox._shown_kernel_cache(_timed_request(), "gpu", True) is None  # not made yet
+    assert sandbox_run._shown_kernel_cache(_timed_request(), "gpu", True) is None  # not made yet
     folder.mkdir(parents=True)
-    assert sandbox._shown_kernel_cache(_timed_request(), "gpu", True) == folder.resolve()
-    assert sandbox._shown_kernel_cache(_timed_request(), "gpu", False) is None  # plain
-    assert sandbox._shown_kernel_cache(_timed_request(), "sim", True) is None
-    assert sandbox._shown_kernel_cache({"timing": None}, "gpu", True) is None  # a sanitizer run
+    assert sandbox_run._shown_kernel_cache(_timed_request(), "gpu", True) == folder.resolve()
+    assert sandbox_run._shown_kernel_cache(_timed_request(), "gpu", False) is None  # plain
+    assert sandbox_run._shown_kernel_cache(_timed_request(), "sim", True) is None
+    assert sandbox_run._shown_kernel_cache({"timing": None}, "gpu", True) is None  # a sanitizer run
     # one folder per solution: a child sees its own exercise's kernels only
     assert kernel_cache.host_folder("OTHER = 2\n") != folder
     monkeypatch.setenv(preflight.CACHE_SWITCH_ENV, "off")
@@ -140,8 +142,8 @@ def test_only_a_timed_gpu_child_in_bubblewrap_is_shown_the_folder(tmp_path, monk
 
 
 def test_the_child_cannot_write_the_folder_it_is_shown(tmp_path):
-    if not sandbox.sandbox_status().available:
-        pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
+    if not sandbox_mode.sandbox_status().available:
+        pytest.skip(f"needs bubblewrap: {sandbox_mode.sandbox_status().reason}")
     shown = tmp_path / "cache" / "kernels" / "abc"
     shown.mkdir(parents=True)
     (shown / f"entry{kernel_cache.SUFFIX}").write_bytes(b"compiled")
@@ -154,10 +156,10 @@ def test_the_child_cannot_write_the_folder_it_is_shown(tmp_path):
              "            lambda: os.remove(os.path.join(d, 'entry.kernel'))):\n"
              "    try:\n        act(); print('written')\n"
              "    except OSError as exc:\n        print('refused', exc.errno)\n")
-    bwrap = sandbox._command("sim", 3, work, True, read_only=(shown.resolve(),))
+    bwrap = sandbox_run._command("sim", 3, work, True, read_only=(shown.resolve(),))
     cmd = bwrap[:bwrap.index("--")] + ["--", sys.executable, "-P", "-c", probe,
                                        str(shown.resolve())]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=sandbox.child_env("sim"),
+    out = subprocess.run(cmd, capture_output=True, text=True, env=child_env("sim"),
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "compiled"

@@ -1,7 +1,7 @@
 """A slow machine is not a hung kernel (issue 10).
 
 On the simulator the children's deadlines count CPU time of their whole process tree
-(:class:`autograder.sandbox.run.Limits`), so several gradings at once on a small machine all get full
+(:class:`autograder.sandbox.limits.Limits`), so several gradings at once on a small machine all get full
 marks, while a child that spins runs out of CPU and one that blocks without using CPU is caught by
 the idle backstop, each with its own message. No test here asserts on a wall-clock duration.
 """
@@ -22,7 +22,8 @@ import pytest
 
 from autograder.exercises import known_bad
 from autograder.wire.results import Kind, Status
-from autograder.sandbox.run import Limits, _process_table, _Watchdog, tree_cpu_seconds
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.watchdog import Watchdog, _process_table, tree_cpu_seconds
 from conftest import TEST_DEVICE, grade_file, SOLUTIONS
 
 SPIN = [sys.executable, "-c", "while True: pass"]
@@ -88,8 +89,8 @@ def test_a_process_that_is_gone_has_used_nothing(spawn):
 def test_the_cpu_clock_stops_a_spinner_for_cpu_and_a_sleeper_for_idleness(spawn):
     limits = Limits(import_timeout=0.5, idle_timeout=1.0, wall_factor=1000.0)
     spinner, sleeper = spawn(SPIN), spawn(["sleep", "300"])
-    spinning = _Watchdog(limits, "sim", spinner.pid, time.monotonic())
-    sleeping = _Watchdog(limits, "sim", sleeper.pid, time.monotonic())
+    spinning = Watchdog(limits, "sim", spinner.pid, time.monotonic())
+    sleeping = Watchdog(limits, "sim", sleeper.pid, time.monotonic())
     assert _until(lambda: spinning.expired(time.monotonic()), "the spinner stopped") == \
         ("cpu", 0.5)
     assert _until(lambda: sleeping.expired(time.monotonic()), "the sleeper stopped") == \
@@ -101,7 +102,7 @@ def test_a_gpu_child_keeps_wall_time_deadlines(spawn):
     assert limits.clock_for("gpu") == "wall" and limits.clock_for("sim") == "cpu"
     assert limits.clock_for("compile") == "cpu"
     sleeper = spawn(["sleep", "300"])  # a GPU kernel that spins uses no host CPU
-    watch = _Watchdog(limits, "gpu", sleeper.pid, time.monotonic())
+    watch = Watchdog(limits, "gpu", sleeper.pid, time.monotonic())
     assert _until(lambda: watch.expired(time.monotonic()), "the deadline passed") == ("wall", 0.5)
     with pytest.raises(ValueError):
         Limits(clock="gpu").clock_for("sim")

@@ -164,18 +164,18 @@ def test_an_answer_that_does_not_fit_is_refused(data):
 
 @pytest.mark.skipif(gpu_available(), reason="with a GPU the query succeeds")
 def test_a_driver_that_cannot_be_asked_is_the_grader_s_setup():
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox.limits import child_env
 
     with pytest.raises(GraderSetupError, match="occupancy calculator could not be asked"):
-        driver_occupancy.ask([96], sandbox.child_env("gpu"))
+        driver_occupancy.ask([96], child_env("gpu"))
 
 
 @pytest.mark.gpu
 @needs_gpu()
 def test_on_a_gpu_the_trusted_query_gives_this_gpu_s_limits_and_answers():
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox.limits import child_env
 
-    got = driver_occupancy.ask([96, 1024], sandbox.child_env("gpu"))
+    got = driver_occupancy.ask([96, 1024], child_env("gpu"))
     assert set(got.limits) == set(HOPPER) and all(v > 0 for v in got.limits.values())
     solution = _solution()
     for t, blocks in got.blocks.items():  # a small kernel: registers do not bind

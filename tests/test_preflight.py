@@ -19,11 +19,12 @@ from autograder.host import environment
 from autograder.grading import steps as grading
 from autograder.grading import preflight
 from autograder.grading import preflight_key
-from autograder.sandbox import run as sandbox
+from autograder.sandbox import bwrap, mode as sandbox_mode
 from autograder.cli import app
 from autograder.errors import GraderSetupError
 from autograder.wire.results import ExerciseResult
-from autograder.sandbox.run import ChildRun
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.run import ChildRun, run_child
 from conftest import ROOT, TEST_DEVICE, SOLUTIONS
 
 OCCUPANCY = SOLUTIONS / "occupancy.py"
@@ -81,9 +82,9 @@ def child_numpy_differs(request, monkeypatch, tmp_path, fresh_preflight):
     """Children (not the grader) find a different numpy first on their path, as when the
     sandbox hid the folder the grader's numpy came from."""
     folder = _fake_numpy(tmp_path, request.param)
-    monkeypatch.setattr(sandbox, "_broken", {})  # a child that dies may turn bubblewrap off
-    real = sandbox.import_path
-    monkeypatch.setattr(sandbox, "import_path", lambda: [str(folder), *real()])
+    monkeypatch.setattr(sandbox_mode, "_broken", {})  # a child that dies may turn bubblewrap off
+    real = bwrap.import_path
+    monkeypatch.setattr(bwrap, "import_path", lambda: [str(folder), *real()])
     return request.param
 
 
@@ -269,8 +270,8 @@ def _other_solution(monkeypatch, tmp_path):
 
 def _other_numpy_in_children(monkeypatch, tmp_path):
     folder = _fake_numpy(tmp_path, "other_version")
-    real = sandbox.import_path
-    monkeypatch.setattr(sandbox, "import_path", lambda: [str(folder), *real()])
+    real = bwrap.import_path
+    monkeypatch.setattr(bwrap, "import_path", lambda: [str(folder), *real()])
 
 
 def _other_numpy_version(monkeypatch, tmp_path):
@@ -284,7 +285,7 @@ def _other_python(monkeypatch, tmp_path):
 
 
 def _other_sandbox(monkeypatch, tmp_path):
-    monkeypatch.setenv("KERNELGRADE_SANDBOX", "off" if sandbox.sandbox_status().available
+    monkeypatch.setenv("KERNELGRADE_SANDBOX", "off" if sandbox_mode.sandbox_status().available
                        else "require")
 
 
@@ -508,8 +509,8 @@ def test_a_child_reports_the_grader_s_own_packages(tmp_path):
     ex = exercises.get("occupancy")
     source = tmp_path / "submission.py"
     source.write_text(OCCUPANCY.read_text())
-    run = sandbox.run_child(_request(ex, "sim", ["run"], source, _make_cases(ex, 1)[:1], None),
-                            "sim", sandbox.Limits(), tmp_path)
+    run = run_child(_request(ex, "sim", ["run"], source, _make_cases(ex, 1)[:1], None),
+                    "sim", Limits(), tmp_path)
     facts = environment.package_facts()
     assert facts["numpy"]["version"] == __import__("numpy").__version__
     assert run.first("hello")["packages"] == facts

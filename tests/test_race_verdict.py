@@ -195,7 +195,7 @@ def test_on_a_gpu_the_instrumented_run_happens_with_the_sanitizer_on_or_off(monk
     GPU path starts it (a simulator child, phase ``instrument``) either way. No GPU: the
     children are fakes."""
     from autograder.grading import children
-    from autograder.sandbox.run import Limits
+    from autograder.sandbox.limits import Limits
 
     started = []
 

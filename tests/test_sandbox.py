@@ -15,7 +15,8 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # in-process numba, as tests
 import pytest  # noqa: E402
 
 from autograder.exercises import known_bad
-from autograder.sandbox import run as sandbox  # noqa: E402
+from autograder.sandbox import bwrap, mode as sandbox_mode, run as sandbox_run  # noqa: E402
+from autograder.sandbox.limits import Limits, child_env  # noqa: E402
 from autograder.wire.channel import ChannelError, encode, read_record  # noqa: E402
 from autograder.source.definitions import run_definitions  # noqa: E402
 
@@ -106,7 +107,7 @@ def test_lazy_definitions_drop_checked_signatures():
 
 def test_channel_budget_refuses_before_reading():
     data = encode({"type": "case", "id": 0}, {"C": __import__("numpy").zeros(1000)})
-    budget = sandbox._Budget(io.BytesIO(data * 3), limit=len(data) * 2)
+    budget = sandbox_run._Budget(io.BytesIO(data * 3), limit=len(data) * 2)
     assert read_record(budget)[0]["id"] == 0
     assert read_record(budget)[0]["id"] == 0
     with pytest.raises(ChannelError):
@@ -115,22 +116,22 @@ def test_channel_budget_refuses_before_reading():
 
 
 def test_probe_says_why_without_bwrap(monkeypatch):
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
-    assert sandbox._probe() == sandbox.SandboxStatus(False, "bwrap is not installed")
+    monkeypatch.setattr(sandbox_mode.shutil, "which", lambda name: None)
+    assert sandbox_mode._probe() == sandbox_mode.SandboxStatus(False, "bwrap is not installed")
 
 
 def test_require_mode_refuses_to_grade_without_bubblewrap(monkeypatch, tmp_path):
-    monkeypatch.setattr(sandbox, "_status", sandbox.SandboxStatus(False, "not here"))
+    monkeypatch.setattr(sandbox_mode, "_status", sandbox_mode.SandboxStatus(False, "not here"))
     monkeypatch.setenv("KERNELGRADE_SANDBOX", "require")
-    with pytest.raises(sandbox.SandboxUnavailable, match="not here"):
-        sandbox.run_child({}, "sim", sandbox.Limits(), tmp_path)
+    with pytest.raises(sandbox_mode.SandboxUnavailable, match="not here"):
+        sandbox_run.run_child({}, "sim", Limits(), tmp_path)
 
 
 def test_off_mode_runs_plain_children_with_a_note(monkeypatch):
     monkeypatch.setenv("KERNELGRADE_SANDBOX", "off")
-    status = sandbox.sandbox_status()
+    status = sandbox_mode.sandbox_status()
     assert not status.available
-    assert sandbox.PLAIN_NOTE.format(reason=status.reason).startswith(
+    assert sandbox_mode.PLAIN_NOTE.format(reason=status.reason).startswith(
         "sandbox: bubblewrap unavailable (KERNELGRADE_SANDBOX=off); ran in a plain child process")
 
 
@@ -139,8 +140,8 @@ def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
     nothing else of the project (no solutions/ folder, each assignment's notebook text empty,
     its mutants and variants gone, any $KERNELGRADE_SOLUTIONS folder gone), no network and only
     its own processes."""
-    if not sandbox.sandbox_status().available:
-        pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
+    if not sandbox_mode.sandbox_status().available:
+        pytest.skip(f"needs bubblewrap: {sandbox_mode.sandbox_status().reason}")
     import subprocess
     import sys
 
@@ -162,9 +163,9 @@ def test_bubblewrap_hides_the_project(tmp_path, monkeypatch):
              " os.listdir(os.path.join(folder, 'mutants')),"
              " os.listdir(os.path.join(folder, 'variants')),"
              f" os.path.exists({str(solutions / 'tiled_matmul.py')!r}))\n")
-    out = subprocess.run(sandbox._bwrap_command(work, gpu=False)
+    out = subprocess.run(bwrap.arguments(work, gpu=False)
                          + ["--", sys.executable, "-P", "-c", probe],
-                         capture_output=True, text=True, env=sandbox.child_env("sim"),
+                         capture_output=True, text=True, env=child_env("sim"),
                          timeout=60)
     lines = out.stdout.splitlines()
     assert out.returncode == 0, out.stderr
@@ -208,8 +209,8 @@ def test_a_wrapper_runs_inside_the_child_and_writes_only_its_folder(tmp_path):
     source.write_text((SOLUTIONS / "occupancy.py").read_text())
     cases = _make_cases(ex, 1)[:2]
     wrapper = ("/bin/sh", "-c", f'echo wrapped > {logs}/log.txt && exec "$@"', "sh")
-    run = sandbox.run_child(_request(ex, "sim", ["run"], source, cases, None), "sim",
-                            sandbox.Limits(), work, wrapper=wrapper, writable=logs)
+    run = sandbox_run.run_child(_request(ex, "sim", ["run"], source, cases, None), "sim",
+                                Limits(), work, wrapper=wrapper, writable=logs)
     assert run.ended == "finished", run.output
     assert len(run.of_type("case")) == 2
     assert (logs / "log.txt").read_text() == "wrapped\n"
@@ -241,15 +242,15 @@ def _fake_bwrap(tmp_path, monkeypatch, script: str) -> None:
     fake.write_text("#!/bin/sh\n" + script)
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    monkeypatch.setattr(sandbox, "_status", None)
-    monkeypatch.setattr(sandbox, "_broken", {})
+    monkeypatch.setattr(sandbox_mode, "_status", None)
+    monkeypatch.setattr(sandbox_mode, "_broken", {})
     monkeypatch.delenv("KERNELGRADE_SANDBOX", raising=False)
 
 
 def test_a_bwrap_that_cannot_make_namespaces_fails_the_probe(tmp_path, monkeypatch):
     _fake_bwrap(tmp_path, monkeypatch,
                 'echo "bwrap: No permissions to creating new namespace" >&2\nexit 1\n')
-    status = sandbox.sandbox_status()
+    status = sandbox_mode.sandbox_status()
     assert not status.available
     assert "No permissions to creating new namespace" in status.reason
 
@@ -261,7 +262,7 @@ def test_a_bwrap_that_fails_after_the_probe_falls_back_with_a_note(tmp_path, mon
     _fake_bwrap(tmp_path, monkeypatch,
                 'for last; do :; done\n[ "$last" = true ] && exit 0\n'
                 'echo "bwrap: Can\'t mount proc on /newroot/proc" >&2\nexit 1\n')
-    assert sandbox.sandbox_status().available
+    assert sandbox_mode.sandbox_status().available
     result = grade_file(SOLUTIONS / "occupancy.py", "occupancy")
     assert result.score > 0 and not known_bad.full_marks_problems(result)
     assert any("failed to start: bwrap: Can't mount proc" in n for n in result.instructor_notes), \
@@ -285,8 +286,8 @@ def test_a_package_the_grader_imports_is_found_by_the_child(where, mode, tmp_pat
     import sys
     from pathlib import Path
 
-    if mode == "bubblewrap" and not sandbox.sandbox_status().available:
-        pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
+    if mode == "bubblewrap" and not sandbox_mode.sandbox_status().available:
+        pytest.skip(f"needs bubblewrap: {sandbox_mode.sandbox_status().reason}")
     name = f"kg_fake_{where}"
     if where == "pythonpath":
         folder = _fake_package(tmp_path / "pythonpath", name)
@@ -303,12 +304,12 @@ def test_a_package_the_grader_imports_is_found_by_the_child(where, mode, tmp_pat
     monkeypatch.setattr(sys, "path", [sys.path[0], str(folder), *sys.path[1:]])
     work = tmp_path / "work"
     work.mkdir()
-    env = sandbox.child_env("sim")
+    env = child_env("sim")
     if where == "user_site":
         assert env["PYTHONUSERBASE"] == str(base)
     probe = ["-P", "-c", f"import {name}; print({name}.__file__, {name}.VALUE)"]
     if mode == "bubblewrap":
-        cmd = sandbox._bwrap_command(work, gpu=False) + ["--", sys.executable, *probe]
+        cmd = bwrap.arguments(work, gpu=False) + ["--", sys.executable, *probe]
     else:
         cmd, env["HOME"] = [sys.executable, *probe], str(work)  # as a plain child's
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work, timeout=60)
@@ -327,14 +328,14 @@ def test_the_import_path_shows_no_project_folder_tmp_or_working_folder(tmp_path,
     cwd = tmp_path / "course"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    root = sandbox.PROJECT_ROOT
+    root = bwrap.PROJECT_ROOT
     hidden = [str(root), str(root / "tests"), str(root / "solutions"), "/",
               tempfile.gettempdir(), str(cwd)]
     monkeypatch.setattr(sys, "path", [sys.path[0], *hidden, *sys.path[1:]])
-    path = sandbox.import_path()
+    path = bwrap.import_path()
     assert not set(hidden) & set(path)
     assert any(p.endswith("site-packages") for p in path), path
-    cmd = sandbox._bwrap_command(tmp_path / "work", gpu=False)
+    cmd = bwrap.arguments(tmp_path / "work", gpu=False)
     sources = {cmd[i + 1] for i, a in enumerate(cmd) if a in ("--ro-bind", "--bind", "--symlink")}
     assert not set(hidden) & sources, sorted(set(hidden) & sources)
-    assert sandbox.child_env("sim")["PYTHONPATH"].split(os.pathsep) == [str(root), *path]
+    assert child_env("sim")["PYTHONPATH"].split(os.pathsep) == [str(root), *path]

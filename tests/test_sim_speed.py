@@ -21,7 +21,8 @@ from autograder.authoring import solutions as self_check
 from autograder.cli import app
 from autograder.judge.cases import passed_every_case as _passed_every_case
 from autograder.wire.results import ExerciseResult
-from autograder.sandbox.run import ChildRun, Limits
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.run import ChildRun
 from autograder.source.submission import load_source
 
 

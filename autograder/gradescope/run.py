@@ -217,9 +217,9 @@ def _write(root: Path, results: dict) -> Path:
 
 
 def require_sandbox() -> None:
-    """Raise :class:`autograder.sandbox.run.SandboxUnavailable` (a ``GraderSetupError``) naming
+    """Raise :class:`autograder.sandbox.mode.SandboxUnavailable` (a ``GraderSetupError``) naming
     the cause and what the container needs, unless bubblewrap runs here."""
-    from autograder.sandbox.run import SandboxUnavailable, sandbox_status
+    from autograder.sandbox.mode import SandboxUnavailable, sandbox_status
 
     status = sandbox_status()
     if not status.available:
@@ -284,7 +284,7 @@ def setup(root: Path, exercise: str, device: str = "auto") -> int:
     Where bubblewrap cannot run, it warns and returns 0: the grading container may allow what
     the image build does not, and each submission checks again."""
     from ..exercises import solution_path
-    from autograder.sandbox.run import SandboxUnavailable
+    from autograder.sandbox.mode import SandboxUnavailable
 
     env = grading_environment(root)
     print(lock_solutions(root / "source" / "solutions"))

@@ -22,7 +22,7 @@ grader answers in that child's thread (:func:`run_holding`):
 The sanitizer runs hold the lock shared likewise. A thread that waits for the lock holds
 nothing, and a thread that holds it waits only for its own child, which never waits for the
 lock, so gradings in parallel threads or processes cannot deadlock on it. Time spent waiting for the grader does not
-count against a child's deadlines (:meth:`autograder.sandbox.run._Watchdog.pause`). The
+count against a child's deadlines (:meth:`autograder.sandbox.watchdog.Watchdog.pause`). The
 simulator's instrumented run uses only the host's CPU: it holds nothing.
 """
 
@@ -40,7 +40,8 @@ from autograder.timing.measure import loop_bounds_at_run_time
 from autograder.exercises.base import Exercise
 from autograder.judge.cases import passed_every_case
 from autograder.wire.protocol import Done, Imported, Ready, Start, received
-from autograder.sandbox.run import ChildRun, Limits, run_child
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.run import ChildRun, run_child
 from autograder.source.submission import Source
 
 

@@ -10,7 +10,7 @@ import subprocess
 
 from autograder.errors import GraderSetupError
 from autograder.sandbox.gpu_nodes import DRIVER_GPUS
-from autograder.sandbox.run import Limits
+from autograder.sandbox.limits import Limits
 
 
 def gpu_count() -> int | None:
@@ -82,7 +82,7 @@ def resolve_device(device: str) -> str:
 
 def default_limits(backend: str) -> Limits:
     """The children's deadlines for ``backend`` (``sim`` or ``gpu``); see
-    :class:`autograder.sandbox.run.Limits`.
+    :class:`autograder.sandbox.limits.Limits`.
 
     Simulator and compile children count seconds of CPU time, so a busy grader never fails a
     correct kernel. A case's CPU budget is 10 s plus 15 ms per input element, at most 60 s:

@@ -5,7 +5,7 @@ A grading child calls the student's plain Python functions, so whatever that pro
 theirs once their first function runs (its frames, ``gc.get_objects()``, module globals): an
 expected value computed there could be read and returned. So the grader asks the driver in
 ``python -m autograder.grading.driver_occupancy THREADS...`` (:func:`main`), which runs no student
-code, on the GPU a child of this process would get (:func:`autograder.sandbox.run.child_env`): this
+code, on the GPU a child of this process would get (:func:`autograder.sandbox.limits.child_env`): this
 GPU's per-SM limits and, for each block size, the resident blocks per SM the driver's
 calculator gives for a small kernel (few registers, no shared memory). :func:`fill` puts the
 limits into those cases' arguments and keeps the answers in the grader as the cases' expected
@@ -114,9 +114,9 @@ def answers(exercise: str, threads: list[int]) -> Answers:
     """The driver's :class:`Answers` for ``threads`` per block on the GPU this process's
     children get: remembered for the process, else read from the disk cache, else asked
     (:func:`ask`) and stored there. Raises :class:`GraderSetupError` when asking fails."""
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox.limits import child_env
 
-    env = sandbox.child_env("gpu")
+    env = child_env("gpu")
     memo_key = (env.get("CUDA_VISIBLE_DEVICES"), tuple(threads))
     with _memo_lock:
         if memo_key in _memo:
@@ -132,7 +132,7 @@ def answers(exercise: str, threads: list[int]) -> Answers:
 
 def ask(threads: list[int], env: dict) -> Answers:
     """Run ``python -m autograder.grading.driver_occupancy THREADS...`` with the children's environment
-    ``env`` (:func:`autograder.sandbox.run.child_env`), not sandboxed: it runs no student code.
+    ``env`` (:func:`autograder.sandbox.limits.child_env`), not sandboxed: it runs no student code.
     Raises :class:`GraderSetupError` with the reason when it fails or answers nonsense."""
     cmd = [sys.executable, "-P", "-m", __name__, *(str(t) for t in threads)]
     try:

@@ -24,7 +24,7 @@ not grade the solution again. The key (:func:`fingerprint`) is a SHA-256 over ev
 could change the verdict: the exercise; the bytes of every ``.py`` file of the ``autograder``
 package and of the exercise's ``exercise.py``, ``driver.py`` and solution (wherever
 :func:`autograder.exercises.solution_path` finds it); :func:`package_facts` and the child's
-import path (:func:`autograder.sandbox.run.import_path`) with the packages installed there (their
+import path (:func:`autograder.sandbox.bwrap.import_path`) with the packages installed there (their
 ``dist-info`` names, which carry the versions); the Python executable and version; the device
 (``sim``, or every GPU's UUID, name, driver version and compute capability from ``nvidia-smi``,
 and ``CUDA_VISIBLE_DEVICES``); the sandbox (bubblewrap, its binary, or plain, and why); the

@@ -110,7 +110,7 @@ def fingerprint(exercise: str, backend: str, sanitize: bool) -> tuple[str, dict]
     answer from ``nvidia-smi`` on a GPU): such a preflight is not cached. Raises what
     :func:`autograder.exercises.get` raises for an unknown exercise."""
     from autograder import exercises
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox import bwrap, mode
     from autograder.judge import sanitizer
 
     folder = exercises.folder(exercise)
@@ -118,8 +118,8 @@ def fingerprint(exercise: str, backend: str, sanitize: bool) -> tuple[str, dict]
         solution = exercises.solution_path(exercises.get(exercise))  # as the preflight does
     except FileNotFoundError:
         return None  # the preflight itself says so
-    import_path = sandbox.import_path()
-    status = sandbox.sandbox_status()
+    import_path = bwrap.import_path()
+    status = mode.sandbox_status()
     parts = {
         "format": CACHE_FORMAT,
         "exercise": exercise,
@@ -131,8 +131,8 @@ def fingerprint(exercise: str, backend: str, sanitize: bool) -> tuple[str, dict]
         "installed": _installed(import_path),
         "python": [sys.executable, os.path.realpath(sys.executable), sys.version],
         "device": backend,
-        "sandbox": {"mode": sandbox._mode(), "bubblewrap": status.available,
-                    "reason": status.reason, "broken": sandbox._broken.get(backend),
+        "sandbox": {"mode": mode.requested(), "bubblewrap": status.available,
+                    "reason": status.reason, "broken": mode.fallen_back(backend),
                     "bwrap": _stat(shutil.which("bwrap")) if status.available else None},
         "sanitize": bool(sanitize),
         "env": {k: v for k, v in sorted(os.environ.items())

@@ -40,7 +40,7 @@ def warm(exercise) -> str | None:
     are there (or the exercise has no timing test), else a one-line reason, also logged; never
     raises for the warm-up's own failure."""
     from autograder import exercises
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox.limits import child_env
 
     if not exercise.timing:
         return None
@@ -57,7 +57,7 @@ def warm(exercise) -> str | None:
     except OSError as exc:
         return _failed(exercise.name, f"cannot make {folder}: {exc}")
     prune_unused(folder.parent)
-    env = sandbox.child_env("gpu")
+    env = child_env("gpu")
     env[kernel_cache.CACHE_ENV] = str(folder)
     env[kernel_cache.WRITE_ENV] = "1"
     try:

@@ -23,7 +23,8 @@ from autograder.grading.devices import default_limits
 from autograder.judge.cases import all_tests, early_failure, once, printed_for_student
 from autograder.wire.protocol import Compiled, Device, Imported, Kernel, received
 from autograder.wire.results import ExerciseResult, Status
-from autograder.sandbox.run import Limits, scratch_dir
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.run import scratch_dir
 from autograder.source.submission import Source, SubmissionError, load_source
 
 

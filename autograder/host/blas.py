@@ -1,8 +1,8 @@
 """The grader's own host arithmetic (float64 references, comparisons) uses one BLAS thread.
 
 OpenBLAS's thread pool and ``fork()`` do not mix. The grader starts every child with a
-``preexec_fn`` (its resource limits, :mod:`autograder.sandbox.run`), so ``subprocess`` forks, and it
-grades in several threads at once (``autograder solutions --jobs``, ``batch`` workers, a
+``preexec_fn`` (its resource limits, :func:`autograder.sandbox.limits.limiter`), so
+``subprocess`` forks, and it grades in several threads at once (``autograder solutions --jobs``, ``batch`` workers, a
 grading's children side by side). While some threads fork, BLAS calls in
 the others stall: on the project's 2-core machine, four threads doing 1000×300×999 float64
 matrix products finished none in 40 s beside four threads starting children, and 880 with one
@@ -12,7 +12,7 @@ The references are small (the largest correctness case is a few MFLOP), so one t
 nothing measurable.
 
 Every child process gets one BLAS thread from its environment (:data:`ONE_THREAD_ENV`, set by
-:mod:`autograder.sandbox.run` and, for its own process, by the command line): OpenBLAS starts a
+:func:`autograder.sandbox.limits.child_env` and, for its own process, by the command line): OpenBLAS starts a
 thread per core when NumPy is imported, and those threads spin before they sleep. On a 16-core
 H100 host ``python -c "import numpy"`` used 2.15 s of CPU time in 0.35 s of wall time, and
 0.24 s with ``OPENBLAS_NUM_THREADS=1`` (2026-11-23): about 2 s of CPU per child, 6 per grading,

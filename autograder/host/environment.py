@@ -3,11 +3,11 @@ shows: the first of the preflight's two checks (:mod:`autograder.grading.preflig
 
 :func:`package_facts`: numpy, numba, numba-cuda and llvmlite, each with its version and folder.
 The grader passes its own facts to every child (:data:`PACKAGES_ENV`, set by
-:mod:`autograder.sandbox.run`); the harness compares them with its own before it imports numba or
-any student code, and reports a difference as an ``error`` record of phase ``environment``.
-:func:`raise_for_setup` turns that, or a child that died before its first record (before any
-student code existed), into a :class:`~autograder.errors.GraderSetupError` whose message starts
-with ``"grader environment: "``.
+:func:`autograder.sandbox.limits.child_env`); the harness compares them with its own before it
+imports numba or any student code, and reports a difference as an ``error`` record of phase
+``environment``. :func:`raise_for_setup` turns that, or a child that died before its first record
+(before any student code existed), into a :class:`~autograder.errors.GraderSetupError` whose
+message starts with ``"grader environment: "``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from autograder.judge import concept_use
 from autograder.judge import sanitizer
 from autograder.exercises.base import Exercise
 from autograder.wire.results import Kind, Status, TestResult
-from autograder.sandbox.run import ChildRun, Limits, run_child
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.run import ChildRun, run_child
 from autograder.source.submission import Source
 
 BARRIERS = "diagnostic: barriers"

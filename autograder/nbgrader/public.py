@@ -47,7 +47,7 @@ from typing import Sequence
 from .. import exercises
 from ..errors import GraderSetupError
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
-from autograder.sandbox.run import Limits
+from autograder.sandbox.limits import Limits
 from ..report.parts import where
 from .cells import DEVICE_ENV, executed_cells, executed_notebook
 

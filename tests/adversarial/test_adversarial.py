@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 
 from autograder.exercises import known_bad
-from autograder.sandbox import run as sandbox
+from autograder.sandbox import mode as sandbox_mode
 from autograder.grader import default_limits
-from autograder.sandbox.run import Limits
+from autograder.sandbox.limits import Limits
 from conftest import ROOT, TEST_DEVICE, grade_file
 
 FILES = Path(__file__).resolve().parent / "files"
@@ -101,9 +101,9 @@ def test_the_suite_is_large_enough():
 @pytest.mark.parametrize("path", HOSTILE, ids=[p.stem for p in HOSTILE])
 def test_hostile_submission_gets_nothing_and_the_grader_carries_on(path: Path):
     h = headers(path)
-    bwrap = sandbox.sandbox_status().available
+    bwrap = sandbox_mode.sandbox_status().available
     if "bubblewrap" in h.get("needs", []) and not bwrap:
-        pytest.skip(f"needs bubblewrap: {sandbox.sandbox_status().reason}")
+        pytest.skip(f"needs bubblewrap: {sandbox_mode.sandbox_status().reason}")
     _cleanup(h)
     limits = _limits(h)
     seen: set[str] = set()

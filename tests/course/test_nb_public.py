@@ -21,7 +21,7 @@ from autograder.nbgrader import notebook as nbb
 from autograder.nbgrader.cells import TEST_CELL_MARKER
 from autograder.nbgrader.public import public_result, report, run_public_tests
 from autograder.wire.results import Kind, Status
-from autograder.sandbox.run import Limits
+from autograder.sandbox.limits import Limits
 
 SETUP = "import numpy as np\nfrom numba import cuda"
 #: a kernel that never returns: every thread spins, storing (a loop without a side effect may
@@ -203,7 +203,7 @@ def test_a_spinning_kernel_does_not_block_the_notebook(tmp_path):
         nbformat.v4.new_code_cell(
             f"{TEST_CELL_MARKER}: public tests\n"
             "from autograder.nbgrader.public import run_public_tests\n"
-            "from autograder.sandbox.run import Limits\n\n"
+            "from autograder.sandbox.limits import Limits\n\n"
             f'run_public_tests("tiled_matmul", limits={SHORT!r})'),
         nbformat.v4.new_code_cell("print('the notebook goes on')"),
     ])

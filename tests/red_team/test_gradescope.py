@@ -316,12 +316,12 @@ def test_a_locked_solution_is_closed_to_a_sandboxed_child_even_if_shown(image, t
     child (root without capabilities) still cannot read it."""
     if os.geteuid() != 0:
         pytest.skip("the lock changes the owner only as root (Gradescope runs as root)")
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox import bwrap
 
     folder = image / "source" / "solutions"
     work = tmp_path / "work"
     work.mkdir()
-    cmd = sandbox._bwrap_command(work, gpu=False) + [
+    cmd = bwrap.arguments(work, gpu=False) + [
         "--ro-bind", str(folder), str(folder), "--", "/bin/cat",
         str(folder / EXERCISE / "solution.py")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -333,18 +333,20 @@ def test_a_locked_solution_is_closed_to_a_sandboxed_child_even_if_shown(image, t
 def test_required_sandbox_never_falls_back_to_a_plain_child(monkeypatch, tmp_path):
     """bubblewrap passes its probe, then the sandboxed child dies before its first record: under
     ``require`` that is the grader's fault (SandboxUnavailable), not a rerun in a plain child."""
-    from autograder.sandbox import run as sandbox
+    from autograder.sandbox import mode as sandbox_mode
+    from autograder.sandbox import run as sandbox_run
+    from autograder.sandbox.limits import Limits
 
     runs = []
 
     def dead_child(request, backend, limits, workdir, use_bwrap, *rest):
         runs.append(use_bwrap)
-        return sandbox.ChildRun(ended="exited", exit_code=1, output="bwrap: Can't mount proc")
+        return sandbox_run.ChildRun(ended="exited", exit_code=1, output="bwrap: Can't mount proc")
 
     monkeypatch.setenv("KERNELGRADE_SANDBOX", "require")
-    monkeypatch.setattr(sandbox, "sandbox_status", lambda: sandbox.SandboxStatus(True))
-    monkeypatch.setattr(sandbox, "_run_once", dead_child)
-    monkeypatch.setattr(sandbox, "_broken", {})
-    with pytest.raises(sandbox.SandboxUnavailable, match="Can't mount proc"):
-        sandbox.run_child({}, "sim", sandbox.Limits(), tmp_path)
+    monkeypatch.setattr(sandbox_mode, "sandbox_status", lambda: sandbox_mode.SandboxStatus(True))
+    monkeypatch.setattr(sandbox_run, "_run_once", dead_child)
+    monkeypatch.setattr(sandbox_mode, "_broken", {})
+    with pytest.raises(sandbox_mode.SandboxUnavailable, match="Can't mount proc"):
+        sandbox_run.run_child({}, "sim", Limits(), tmp_path)
     assert runs == [True]
