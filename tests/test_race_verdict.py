@@ -32,10 +32,13 @@ CLEAN = {"races": [], "divergent_barriers": [], "out_of_bounds": []}
 
 
 def _tests(statuses) -> list[TestResult]:
-    out = [TestResult(f"case {i}", Kind.CORRECTNESS, "public" if i < 2 else "hidden", s,
-                      5.0 if s is Status.PASSED else 0.0, 5.0, "as observed")
+    out = [TestResult(name=f"case {i}", kind=Kind.CORRECTNESS,
+                      visibility="public" if i < 2 else "hidden", status=s,
+                      points=5.0 if s is Status.PASSED else 0.0, max_points=5.0,
+                      message="as observed")
            for i, s in enumerate(statuses)]
-    return out + [TestResult("concept", Kind.CONCEPT, "hidden", Status.FAILED, 0.0, 15.0, "x")]
+    return out + [TestResult(name="concept", kind=Kind.CONCEPT, visibility="hidden",
+                             status=Status.FAILED, points=0.0, max_points=15.0, message="x")]
 
 
 def _verdicts(tests):

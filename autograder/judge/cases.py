@@ -40,14 +40,17 @@ def where(source: Source, err: Error) -> str:
 def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
     """Every test of ``exercise`` (cases, concept, timing, diagnostics) with one status and
     message and no points: a submission that never reached its cases."""
-    tests = [TestResult(c.name, Kind.CORRECTNESS, c.visibility, status, 0.0, c.points, message)
+    tests = [TestResult(name=c.name, kind=Kind.CORRECTNESS, visibility=c.visibility, status=status,
+                        points=0.0, max_points=c.points, message=message)
              for c in exercise.cases]
     if exercise.concept:
-        tests.append(TestResult(concept_name(exercise), Kind.CONCEPT, "hidden", status, 0.0,
-                                exercise.concept.points, message))
+        tests.append(TestResult(name=concept_name(exercise), kind=Kind.CONCEPT,
+                                visibility="hidden", status=status, points=0.0,
+                                max_points=exercise.concept.points, message=message))
     if exercise.timing:
-        tests.append(TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, 0.0,
-                                exercise.timing.points, message))
+        tests.append(TestResult(name=TIMING_NAME, kind=Kind.TIMING, visibility="hidden",
+                                status=status, points=0.0, max_points=exercise.timing.points,
+                                message=message))
     return tests + diagnostics.all_tests(exercise, status, message)
 
 
@@ -133,8 +136,9 @@ def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dic
         why = exc if isinstance(exc, ProtocolError) else type(exc).__name__
         status, points, msg, details = (
             Status.ERROR, 0.0, f"the grading process sent a malformed result ({why})", [])
-    return TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points, spec.points,
-                      msg, details[0] if details else None)
+    return TestResult(name=spec.name, kind=Kind.CORRECTNESS, visibility=spec.visibility,
+                      status=status, points=points, max_points=spec.points, message=msg,
+                      details=details[0] if details else None)
 
 
 def _case_verdict(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
@@ -251,8 +255,10 @@ def apply_race_verdict(exercise: Exercise, source: Source, tests: list[TestResul
         t = tests[i]
         message = (f"counted as failed: {hazards[0]}{more}. {RACE_RULE}" if i == first else
                    RACE_SEE_FIRST.format(tests[first].name))
-        tests[i] = TestResult(t.name, t.kind, t.visibility, Status.FAILED, 0.0, t.max_points,
-                              message, {"decided_by": "race", "observed": t.status.value})
+        tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
+                              status=Status.FAILED, points=0.0, max_points=t.max_points,
+                              message=message,
+                              details={"decided_by": "race", "observed": t.status.value})
     return True
 
 

@@ -76,7 +76,8 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
         else:
             early = early_failure(source, compiled_run)
             msg = early[1] if early else "the compile check did not finish"
-        return TestResult(name, Kind.CONCEPT, "hidden", Status.ERROR, 0.0, concept.points, msg)
+        return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.ERROR,
+                          points=0.0, max_points=concept.points, message=msg)
     found = ptx.facts(facts.ptx)
     missing = []
     if found.shared_bytes < concept.min_shared_bytes:
@@ -106,11 +107,12 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
     problems = [f"your kernel {_listed(missing)}"] if missing else []
     problems += findings[:3]
     if problems:
-        return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
-                          "; ".join(problems) + f". The exercise asks that {concept.description}"
-                          f" ({detail})")
-    return TestResult(name, Kind.CONCEPT, "hidden", Status.PASSED, concept.points,
-                      concept.points, detail)
+        return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.FAILED,
+                          points=0.0, max_points=concept.points,
+                          message="; ".join(problems) + ". The exercise asks that "
+                          f"{concept.description} ({detail})")
+    return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.PASSED,
+                      points=concept.points, max_points=concept.points, message=detail)
 
 
 def judge_timing(exercise: Exercise, source: Source, backend: str, run,
@@ -122,8 +124,8 @@ def judge_timing(exercise: Exercise, source: Source, backend: str, run,
     t = exercise.timing
 
     def result(status, points, msg, details=None):
-        return TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, points, t.points, msg,
-                          details)
+        return TestResult(name=TIMING_NAME, kind=Kind.TIMING, visibility="hidden", status=status,
+                          points=points, max_points=t.points, message=msg, details=details)
 
     if backend == "sim":
         return result(Status.SKIPPED, 0.0, TIMING_SKIP)
@@ -193,9 +195,10 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
            else differ or "the compile check did not report its definitions")
     for i, t in enumerate(tests):
         if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
-            tests[i] = TestResult(t.name, t.kind, t.visibility, Status.ERROR, 0.0, t.max_points,
-                                  f"right on the simulator, but {why}, so the simulator's "
-                                  "result does not count")
+            tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
+                                  status=Status.ERROR, points=0.0, max_points=t.max_points,
+                                  message=f"right on the simulator, but {why}, so the "
+                                  "simulator's result does not count")
 
 
 def definitions_differ(source: Source, ran: Imported | None,

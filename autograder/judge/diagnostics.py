@@ -281,7 +281,8 @@ def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResu
     not be run at all)."""
     if exercise.diagnose is None:
         return []
-    return [TestResult(n, Kind.DIAGNOSTIC, "hidden", status, 0.0, 0.0, message) for n in NAMES]
+    return [TestResult(name=n, kind=Kind.DIAGNOSTIC, visibility="hidden", status=status,
+                       points=0.0, max_points=0.0, message=message) for n in NAMES]
 
 
 def tests(exercise: Exercise, source: Source, report, sanitized, unavailable: str | None
@@ -304,10 +305,12 @@ def tests(exercise: Exercise, source: Source, report, sanitized, unavailable: st
                             + _memory_problems(source, sanitized) + _kernel_errors(report)),
                            (WARPS, _warp_problems(exercise, source, report))):
         if problems:
-            results.append(TestResult(name, Kind.DIAGNOSTIC, "hidden", Status.FAILED, 0.0, 0.0,
-                                      "; ".join(problems[:5]) + f" ({where})"))
+            results.append(TestResult(name=name, kind=Kind.DIAGNOSTIC, visibility="hidden",
+                                      status=Status.FAILED, points=0.0, max_points=0.0,
+                                      message="; ".join(problems[:5]) + f" ({where})"))
         else:
             detail = _warp_summary(report) if name == WARPS else "none found"
-            results.append(TestResult(name, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0.0, 0.0,
-                                      f"{detail} ({where})"))
+            results.append(TestResult(name=name, kind=Kind.DIAGNOSTIC, visibility="hidden",
+                                      status=Status.PASSED, points=0.0, max_points=0.0,
+                                      message=f"{detail} ({where})"))
     return results

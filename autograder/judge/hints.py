@@ -618,9 +618,11 @@ def apply(result: ExerciseResult, exercise, source, ptx: str | None, report: dic
         message = ("nothing to report: no float64 arithmetic, loop bounds known only at run "
                    "time, missing reuse, uncoalesced loads or stores, bank conflicts, "
                    "divergent warps or low occupancy found")
-    result.tests.append(TestResult(NAME, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0.0, 0.0,
-                                   message, {"hints": [h.to_dict() for h in hints],
-                                             "unavailable": missing}))
+    result.tests.append(TestResult(name=NAME, kind=Kind.DIAGNOSTIC, visibility="hidden",
+                                   status=Status.PASSED, points=0.0, max_points=0.0,
+                                   message=message,
+                                   details={"hints": [h.to_dict() for h in hints],
+                                            "unavailable": missing}))
     for t in result.tests:
         if t.kind is Kind.TIMING and t.status in (Status.PASSED, Status.FAILED) \
                 and t.points < t.max_points and (t.details or {}).get("timing"):
