@@ -18,6 +18,7 @@ from pathlib import Path
 from autograder.judge import concept_use
 from autograder.judge import sanitizer
 from autograder.exercises.base import Exercise
+from autograder.judge.inputs import Grading
 from autograder.wire.results import Kind, Status, TestResult
 from autograder.sandbox.run import ChildRun, Limits, run_child
 from autograder.source.submission import Source
@@ -262,10 +263,12 @@ def _warp_summary(report) -> str:
     return f"worst bank conflict {ways}-way, {total} divergent warp branches{loads_txt}"
 
 
-def concept_problems(exercise: Exercise, source: Source, report, sanitized) -> list[str]:
-    """Findings that fail the concept test (empty: none): out-of-bounds accesses first, then
-    shared memory and barriers not used as the exercise asks (:mod:`autograder.judge.concept_use`),
-    then the other diagnostics'."""
+def concept_problems(grading: Grading, report, sanitized) -> list[str]:
+    """Findings that fail the concept test of ``grading`` (empty: none), from the
+    instrumented runs' ``report`` (:func:`merged`; None: none) and the ``sanitized`` reports:
+    out-of-bounds accesses first, then shared memory and barriers not used as the exercise asks
+    (:mod:`autograder.judge.concept_use`), then the other diagnostics'."""
+    exercise, source = grading.exercise, grading.source
     if exercise.diagnose is None:
         return []
     return (_bounds_problems(source, report) + concept_use.problems(exercise, source, report)
@@ -285,10 +288,11 @@ def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResu
                        points=0.0, max_points=0.0, message=message) for n in NAMES]
 
 
-def tests(exercise: Exercise, source: Source, report, sanitized, unavailable: str | None
-          ) -> list[TestResult]:
-    """The diagnostic tests (no points). ``unavailable``: why the instrumented run gave no report
-    (then the tests say so and are skipped)."""
+def tests(grading: Grading, report, sanitized, unavailable: str | None) -> list[TestResult]:
+    """The diagnostic tests of ``grading`` (no points), from the instrumented runs' ``report``
+    (:func:`merged`; None: none) and the ``sanitized`` reports. ``unavailable``: why the
+    instrumented run gave no report (then the tests say so and are skipped)."""
+    exercise, source = grading.exercise, grading.source
     if exercise.diagnose is None:
         return []
     if report is None and not sanitized:
