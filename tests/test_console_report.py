@@ -15,10 +15,11 @@ SKIPPED = "the grader runs only your imports ...; it skipped line 9 (`print(C)`)
 
 
 def _result() -> ExerciseResult:
-    t = TestResult("diagnostic: shared-memory races", Kind.DIAGNOSTIC, "hidden", Status.FAILED,
-                   0.0, 0.0, "line 21: RAW race on sA[ty, tx] between [bold]threads[/bold]")
-    c = TestResult("public: width 16", Kind.CORRECTNESS, "public", Status.PASSED, 5.0, 5.0,
-                   "correct")
+    t = TestResult(name="diagnostic: shared-memory races", kind=Kind.DIAGNOSTIC,
+                   visibility="hidden", status=Status.FAILED, points=0.0, max_points=0.0,
+                   message="line 21: RAW race on sA[ty, tx] between [bold]threads[/bold]")
+    c = TestResult(name="public: width 16", kind=Kind.CORRECTNESS, visibility="public",
+                   status=Status.PASSED, points=5.0, max_points=5.0, message="correct")
     return ExerciseResult("tiled_matmul", "x.py", "sim", [c, t], seed=1,
                           notes=["your code printed:\nhello"],
                           instructor_notes=[SANDBOX, SKIPPED])

@@ -22,16 +22,21 @@ def _result(skip_timing: bool = True, submission: str = "alice.py") -> ExerciseR
     """60 / 100 on the simulator: timing (25) and one hidden size (15) skipped."""
     skipped = Status.SKIPPED if skip_timing else Status.PASSED
     return ExerciseResult("tiled_matmul", submission, "sim" if skip_timing else "gpu:H200", tests=[
-        TestResult("public: width 16", Kind.CORRECTNESS, "public", Status.PASSED, 30, 30,
-                   "correct"),
-        TestResult("hidden: width 17", Kind.CORRECTNESS, "hidden", Status.FAILED, 0, 15,
-                   "289 of 289 elements wrong"),
-        TestResult("hidden: width 1024", Kind.CORRECTNESS, "hidden", skipped,
-                   0 if skip_timing else 15, 15, "runs on a GPU only"),
-        TestResult("concept: shared memory", Kind.CONCEPT, "hidden", Status.ERROR, 0, 15, "boom"),
-        TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden", skipped,
-                   0 if skip_timing else 25, 25, "timing needs a GPU"),
-        TestResult("diagnostic: barriers", Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0, 0, "none"),
+        TestResult(name="public: width 16", kind=Kind.CORRECTNESS, visibility="public",
+                   status=Status.PASSED, points=30, max_points=30, message="correct"),
+        TestResult(name="hidden: width 17", kind=Kind.CORRECTNESS, visibility="hidden",
+                   status=Status.FAILED, points=0, max_points=15,
+                   message="289 of 289 elements wrong"),
+        TestResult(name="hidden: width 1024", kind=Kind.CORRECTNESS, visibility="hidden",
+                   status=skipped, points=0 if skip_timing else 15, max_points=15,
+                   message="runs on a GPU only"),
+        TestResult(name="concept: shared memory", kind=Kind.CONCEPT, visibility="hidden",
+                   status=Status.ERROR, points=0, max_points=15, message="boom"),
+        TestResult(name="timing: against the instructor's kernel", kind=Kind.TIMING,
+                   visibility="hidden", status=skipped, points=0 if skip_timing else 25,
+                   max_points=25, message="timing needs a GPU"),
+        TestResult(name="diagnostic: barriers", kind=Kind.DIAGNOSTIC, visibility="hidden",
+                   status=Status.PASSED, points=0, max_points=0, message="none"),
     ], seed=987654321, phases_s={"total": 12.6})
 
 
@@ -60,6 +65,17 @@ def test_pending_points_of_older_rows_come_from_skipped_tests():
     assert export.pending_points(old) == 40
     assert export.note(old) == "provisional: 40 points need a GPU"
     assert export.note(_result(skip_timing=False).to_dict()) == ""
+
+
+def test_a_test_result_takes_keywords_only_and_reads_back_what_it_wrote():
+    """Eight fields of which two are floats and several strings: a positional call could swap
+    ``points`` and ``max_points`` unseen, so it is refused (issue 23)."""
+    with pytest.raises(TypeError):
+        TestResult("x", Kind.TIMING, "hidden", Status.PASSED, 1.0, 1.0)
+    tests = _result().tests
+    tests[0].details = {"wrong_masks": []}
+    assert [TestResult.from_dict(t.to_dict()) for t in tests] == tests
+    assert "details" not in tests[1].to_dict()
 
 
 def test_csv_keeps_its_columns_and_adds_pending_points_and_note(rows):

@@ -16,6 +16,7 @@ import pytest
 from autograder import exercises
 from autograder.grading import children
 from autograder.judge import diagnostics
+from autograder.judge.inputs import Grading
 from autograder.host import gpulock
 from autograder.grading import plan
 from autograder.sandbox.limits import Limits
@@ -149,7 +150,7 @@ def world(monkeypatch, tmp_path):
     monkeypatch.setattr(children, "run_child", fake)
     monkeypatch.setattr(diagnostics, "run_sanitizers", fake.sanitizers)
     monkeypatch.setattr(children, "passed_every_case",
-                        lambda exercise, source, run, cases: not run.of_type("error"))
+                        lambda grading, run: not run.of_type("error"))
     fake.lock_paths = lock_paths
     return fake
 
@@ -163,7 +164,9 @@ def _grading(tmp_path, i: int, text: str | None = None):
     (work / "submission.py").write_text(text or path.read_text(encoding="utf-8"))
     cases = plan.make_cases(ex, i)[:3]
     limits = Limits(timing_timeout=45.0, total_timeout=90.0)
-    return lambda: children.run_all(ex, load_source(path), "gpu", cases, limits, work, i, True)
+    grading = Grading(exercise=ex, source=load_source(path), backend="gpu", cases=cases,
+                      limits=limits, seed=i, sanitize=True)
+    return lambda: children.run_all(grading, work)
 
 
 def _run_threads(jobs: list) -> list:
@@ -268,7 +271,7 @@ def test_the_verdict_on_the_cases_is_taken_holding_the_gpu_shared(world, tmp_pat
             except BlockingIOError:
                 return False
 
-    def passed_every_case(exercise, source, run, cases):
+    def passed_every_case(grading, run):
         seen.append((free(fcntl.LOCK_SH), free(fcntl.LOCK_EX)))
         return [h.get("id") for h, _ in run.records if h.get("type") == "case"] == [0, 1, 2]
 

@@ -103,6 +103,8 @@ def test_a_barrier_that_lets_a_thread_through_fails_its_case_with_the_drivers_me
     driver = exercises.module("grid_barrier", "driver")
     BarrierLetThrough, check_entered = driver.BarrierLetThrough, driver.check_entered
     from autograder.judge.cases import judge_case
+    from autograder.judge.inputs import Grading
+    from autograder.sandbox.run import ChildRun
     from autograder.wire.protocol import Error
     from autograder.wire.results import Status
     from autograder.source.submission import Source
@@ -124,9 +126,10 @@ def test_a_barrier_that_lets_a_thread_through_fails_its_case_with_the_drivers_me
     ex = exercises.get("grid_barrier")
     case = plan.make_cases(ex, 1)[0]
     source = Source("x = 1\n", "submission.py", [(None, 1)])
-    judged = judge_case(ex, source, "gpu", case, {}, {case.id: record}, None, {})
+    grading = Grading(exercise=ex, source=source, backend="gpu", cases=[case])
+    judged = judge_case(grading, case, ChildRun(records=[(record.to_header(), {})]))
     assert (judged.status, judged.points) == (Status.FAILED, 0.0)
     assert judged.message.startswith("a thread came out of your barrier (call 3)")
     raised_by_kernel = Error("run", "RuntimeError: x", id=case.id)
-    judged = judge_case(ex, source, "gpu", case, {}, {case.id: raised_by_kernel}, None, {})
+    judged = judge_case(grading, case, ChildRun(records=[(raised_by_kernel.to_header(), {})]))
     assert judged.status is Status.ERROR and judged.name == case.spec.name

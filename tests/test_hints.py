@@ -16,6 +16,9 @@ import pytest
 
 from autograder.judge import hints
 from autograder.judge import occupancy_calculator as occupancy
+from autograder.judge.inputs import Children, Grading
+from autograder.sandbox.run import ChildRun
+from autograder.wire.protocol import Compiled, Imported
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 from autograder.source.submission import load_source
 from autograder.timing.measure import ratio_stats, timing_details
@@ -277,18 +280,31 @@ class _Exercise:
         params = {"n": 1 << 20}
 
 
+def _kids(ptx: str | None, consts: dict) -> Children:
+    """A grading's children as :func:`hints.apply` reads them: the correctness child
+    sent the submission's ``consts``, the compile child the kernel's ``ptx`` (None: none)."""
+    compiled = [(Compiled(ptx=ptx).to_header(), {})] if ptx else []
+    return Children(run=ChildRun(records=[(Imported(constants=consts).to_header(), {})]),
+                    compiled=ChildRun(records=compiled))
+
+
+def _grading(exercise, source) -> Grading:
+    return Grading(exercise=exercise, source=source, backend="gpu")
+
+
 def _timed(ratio: float, points: float) -> ExerciseResult:
     s, i = [ratio] * 12, [1.0] * 12
-    t = TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
-                   Status.PASSED if points == 25 else Status.FAILED, points, 25.0, "ratio",
-                   timing_details(s, i, ratio_stats(s, i), 1.25, 2.0, {"n": 1 << 20}))
+    t = TestResult(name="timing: against the instructor's kernel", kind=Kind.TIMING,
+                   visibility="hidden", status=Status.PASSED if points == 25 else Status.FAILED,
+                   points=points, max_points=25.0, message="ratio",
+                   details=timing_details(s, i, ratio_stats(s, i), 1.25, 2.0, {"n": 1 << 20}))
     return ExerciseResult("block_sum", "x.py", "gpu:NVIDIA H200", [t])
 
 
 def test_a_timing_loss_names_its_likeliest_cause(ptx, report):
     result = _timed(1.5, 12.5)
-    hints.apply(result, _Exercise, load_source(HINTS / "f64_accumulator.py"),
-                ptx["f64_accumulator"], report["f64_accumulator"], {"BLOCK": 256},
+    hints.apply(result, _grading(_Exercise, load_source(HINTS / "f64_accumulator.py")),
+                _kids(ptx["f64_accumulator"], {"BLOCK": 256}), report["f64_accumulator"],
                 "f64_accumulator.py")
     timing, added = result.tests[0], result.tests[-1]
     assert "likeliest cause: line" in timing.message and "float64" in timing.message
@@ -302,8 +318,8 @@ def test_a_timing_loss_names_its_likeliest_cause(ptx, report):
 
 def test_full_timing_points_and_a_clean_kernel_say_so(ptx, report):
     result = _timed(1.0, 25.0)
-    hints.apply(result, _Exercise, load_source(HINTS / "padded_tile.py"),
-                ptx["padded_tile"], report["padded_tile"], {"BLOCK": 256},
+    hints.apply(result, _grading(_Exercise, load_source(HINTS / "padded_tile.py")),
+                _kids(ptx["padded_tile"], {"BLOCK": 256}), report["padded_tile"],
                 "padded_tile.py")
     assert result.tests[0].message == "ratio"
     assert result.tests[-1].message.startswith("nothing to report")
@@ -314,14 +330,15 @@ def test_lost_timing_points_without_a_found_cause_say_what_was_compared(ptx, rep
     """Never "no likely cause found": the message names what was compared and that the
     difference is in the kernel's speed."""
     result = _timed(1.4, 20.0)
-    hints.apply(result, _Exercise, load_source(HINTS / "padded_tile.py"),
-                ptx["padded_tile"], report["padded_tile"], {"BLOCK": 256}, "padded_tile.py")
+    hints.apply(result, _grading(_Exercise, load_source(HINTS / "padded_tile.py")),
+                _kids(ptx["padded_tile"], {"BLOCK": 256}), report["padded_tile"],
+                "padded_tile.py")
     msg = result.tests[0].message
     assert "no likely cause" not in msg
     assert "it compared: float64 instructions" in msg and "instrumented run" in msg
     assert "the difference is in your kernel's speed itself" in msg
     bare = _timed(1.4, 20.0)
-    hints.apply(bare, _Exercise, None, None, None, {"BLOCK": 256})
+    hints.apply(bare, _grading(_Exercise, None), _kids(None, {"BLOCK": 256}), None)
     assert "nothing (no PTX and no instrumented run came back)" in bare.tests[0].message
 
 
@@ -335,8 +352,8 @@ def test_the_issue_s_cases_name_their_cause_in_the_timing_message(ptx, report):
     """The reduction bounded by cuda.blockDim at 1.33x, a naive matmul at 6.2x (issue 22):
     both read "no likely cause found" before."""
     result = _timed(1.33, 22.6)
-    hints.apply(result, _Reduction, load_source(HINTS / "blockdim_sum.py"),
-                ptx["blockdim_sum"], report["blockdim_sum"], {"BLOCK_SIZE": 256},
+    hints.apply(result, _grading(_Reduction, load_source(HINTS / "blockdim_sum.py")),
+                _kids(ptx["blockdim_sum"], {"BLOCK_SIZE": 256}), report["blockdim_sum"],
                 "blockdim_sum.py")
     assert "likeliest cause: line" in result.tests[0].message
     assert "cuda.blockDim" in result.tests[0].message
@@ -346,9 +363,9 @@ def test_the_issue_s_cases_name_their_cause_in_the_timing_message(ptx, report):
 
     ex = exercises.get("tiled_matmul")
     naive = _timed(6.2, 0.0)
-    hints.apply(naive, ex, load_source(HINTS / "naive_matmul.py"), ptx["naive_matmul"],
-                {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16}}, {"TILE_WIDTH": 16},
-                "naive_matmul.py")
+    hints.apply(naive, _grading(ex, load_source(HINTS / "naive_matmul.py")),
+                _kids(ptx["naive_matmul"], {"TILE_WIDTH": 16}),
+                {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16}}, "naive_matmul.py")
     assert "likeliest cause: line" in naive.tests[0].message
     assert "from global memory 74.0 times per output element" in naive.tests[0].message
     assert naive.tests[-1].details["hints"][0]["basis"] == "measured"

@@ -15,17 +15,21 @@ spec.loader.exec_module(script)
 
 
 def _fake(ratio: float | None) -> ExerciseResult:
-    tests = [TestResult("public: width 16", Kind.CORRECTNESS, "public", Status.PASSED, 60, 60)]
+    tests = [TestResult(name="public: width 16", kind=Kind.CORRECTNESS, visibility="public",
+                        status=Status.PASSED, points=60, max_points=60)]
     if ratio is None:
-        tests.append(TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
-                                Status.SKIPPED, 0.0, 25.0, "needs a GPU"))
+        tests.append(TestResult(name="timing: against the instructor's kernel", kind=Kind.TIMING,
+                                visibility="hidden", status=Status.SKIPPED, points=0.0,
+                                max_points=25.0, message="needs a GPU"))
     else:
         s, i = [ratio] * 12, [1.0] * 12
-        tests.append(TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
-                                Status.FAILED, 12.5, 25.0, "1.32x; likeliest cause: line 14 ...",
-                                timing_details(s, i, ratio_stats(s, i), 1.25, 2.0, {})))
-    tests.append(TestResult(script.HINTS_TEST, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0, 0,
-                            "2 hint(s)", {"hints": [
+        tests.append(TestResult(name="timing: against the instructor's kernel", kind=Kind.TIMING,
+                                visibility="hidden", status=Status.FAILED, points=12.5,
+                                max_points=25.0, message="1.32x; likeliest cause: line 14 ...",
+                                details=timing_details(s, i, ratio_stats(s, i), 1.25, 2.0, {})))
+    tests.append(TestResult(name=script.HINTS_TEST, kind=Kind.DIAGNOSTIC, visibility="hidden",
+                            status=Status.PASSED, points=0, max_points=0, message="2 hint(s)",
+                            details={"hints": [
                                 {"kind": "float64", "line": 14, "text": "...", "weight": 5.0},
                                 {"kind": "uncoalesced", "line": 20, "text": "...", "weight": 4}],
                                 "unavailable": []}))

@@ -46,7 +46,8 @@ def images(page: str) -> list[bytes]:
 
 
 def _test(name, kind, status, points, max_points, message="", details=None):
-    return TestResult(name, kind, "hidden", status, points, max_points, message, details)
+    return TestResult(name=name, kind=kind, visibility="hidden", status=status, points=points,
+                      max_points=max_points, message=message, details=details)
 
 
 def passing() -> ExerciseResult:

@@ -15,6 +15,7 @@ from hypothesis import given, strategies as st
 
 from autograder import exercises
 from autograder.judge import collect as judge
+from autograder.judge.inputs import Children, Grading
 from autograder.grading import plan
 from autograder.wire import protocol
 from autograder.wire.channel import encode, read_record
@@ -184,8 +185,9 @@ def test_a_malformed_case_record_is_that_case_s_error_not_a_crash():
     run.records.append(({"type": "case", "id": cases[0].id}, {"C": np.zeros(1)}))  # too late
     run.records.append(({"type": "done"}, {}))
     source = load_source(exercises.solution_path(ex))
-    tests = judge.collect(replace(ex, concept=None, timing=None), source, "sim", cases, run,
-                          None, None, [])
+    grading = Grading(exercise=replace(ex, concept=None, timing=None), source=source,
+                      backend="sim", cases=cases)
+    tests = judge.collect(grading, Children(run=run))
     assert tests[0].status is Status.ERROR
     assert "malformed result (case record without outputs or value)" in tests[0].message
     assert all(t.status is Status.PASSED for t in tests[1:]) and len(tests) == len(cases)

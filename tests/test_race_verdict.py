@@ -18,6 +18,7 @@ from autograder.judge import diagnostics
 from autograder.judge import collect as judge
 from autograder.grading import plan
 from autograder.judge.cases import RACE_RULE, apply_race_verdict
+from autograder.judge.inputs import Children, Grading
 from autograder.wire.results import Kind, Status, TestResult
 from autograder.sandbox.run import ChildRun
 from autograder.source.submission import Source, load_source
@@ -32,10 +33,13 @@ CLEAN = {"races": [], "divergent_barriers": [], "out_of_bounds": []}
 
 
 def _tests(statuses) -> list[TestResult]:
-    out = [TestResult(f"case {i}", Kind.CORRECTNESS, "public" if i < 2 else "hidden", s,
-                      5.0 if s is Status.PASSED else 0.0, 5.0, "as observed")
+    out = [TestResult(name=f"case {i}", kind=Kind.CORRECTNESS,
+                      visibility="public" if i < 2 else "hidden", status=s,
+                      points=5.0 if s is Status.PASSED else 0.0, max_points=5.0,
+                      message="as observed")
            for i, s in enumerate(statuses)]
-    return out + [TestResult("concept", Kind.CONCEPT, "hidden", Status.FAILED, 0.0, 15.0, "x")]
+    return out + [TestResult(name="concept", kind=Kind.CONCEPT, visibility="hidden",
+                             status=Status.FAILED, points=0.0, max_points=15.0, message="x")]
 
 
 def _verdicts(tests):
@@ -58,7 +62,8 @@ def test_a_race_decides_every_case_whatever_the_outputs_were(finding):
     decided = []
     for statuses in SCHEDULES:
         tests = _tests(statuses)
-        assert apply_race_verdict(ex, source, tests, {**CLEAN, **finding})
+        assert apply_race_verdict(Grading(exercise=ex, source=source, backend="gpu"), tests,
+                                  {**CLEAN, **finding})
         decided.append(_verdicts(tests))
         assert [t.details["observed"] for t in tests[:6]] == [s.value for s in statuses]
     assert decided[0] == decided[1] == decided[2]
@@ -76,11 +81,13 @@ def test_without_a_race_or_a_report_the_outputs_decide():
     for report in (CLEAN, None, {"races": "garbled"}):
         tests = _tests(SCHEDULES[1])
         before = _verdicts(tests)
-        assert not apply_race_verdict(ex, source, tests, report)
+        assert not apply_race_verdict(Grading(exercise=ex, source=source, backend="gpu"),
+                                      tests, report)
         assert _verdicts(tests) == before
     occupancy = exercises.get("occupancy")  # function exercise: no kernel, no instrumented run
     tests = _tests(SCHEDULES[0])
-    assert not apply_race_verdict(occupancy, source, tests, {**CLEAN, "races": [RACE]})
+    assert not apply_race_verdict(Grading(exercise=occupancy, source=source, backend="gpu"),
+                                  tests, {**CLEAN, "races": [RACE]})
 
 
 def test_compute_sanitizer_findings_never_decide_a_case():
@@ -119,14 +126,14 @@ def test_collect_gives_one_verdict_for_any_schedule_and_no_timing_points():
     source = load_source(exercises.solution_path(ex))
     report = {**CLEAN, "races": [RACE]}
     seen = []
+    grading = Grading(exercise=replace(ex, concept=None), source=source, backend="gpu",
+                      cases=cases)
     for wrong in (set(), {1}, set(range(1, len(cases)))):
-        run = _run(ex, cases, wrong)
-        plain = judge.collect(replace(ex, concept=None), source, "gpu", cases, run, None, None,
-                              [])
+        kids = Children(run=_run(ex, cases, wrong))
+        plain = judge.collect(grading, kids)
         assert sum(t.status is Status.PASSED for t in plain if t.kind is Kind.CORRECTNESS) \
             == len(cases) - len(wrong)
-        tests = judge.collect(replace(ex, concept=None), source, "gpu", cases, run, None, None,
-                              [], report)
+        tests = judge.collect(grading, kids, report)
         seen.append(_verdicts(tests))
         timing = tests[-1]
         assert timing.kind is Kind.TIMING and timing.status is Status.FAILED
@@ -207,8 +214,9 @@ def test_on_a_gpu_the_instrumented_run_happens_with_the_sanitizer_on_or_off(monk
     ex = exercises.get("transpose")
     source = load_source(EXERCISES / "transpose" / "mutants" / "missing_barrier.py")
     (tmp_path / "submission.py").write_text(source.text)
-    kids = children.run_all(ex, source, "gpu", plan.make_cases(ex, 1), Limits(), tmp_path, 1,
-                            sanitize)
+    kids = children.run_all(Grading(exercise=ex, source=source, backend="gpu",
+                                    cases=plan.make_cases(ex, 1), limits=Limits(), seed=1,
+                                    sanitize=sanitize), tmp_path)
     assert ("sim", ("instrument",), False) in started
     assert kids.instrumented is not None
 
@@ -218,8 +226,9 @@ def test_the_class_view_counts_a_race_decided_grading_as_a_race():
     from autograder.wire.results import ExerciseResult
 
     tests = _tests(SCHEDULES[1])
-    apply_race_verdict(exercises.get("tiled_matmul"), Source("\n" * 40, "x.py"), tests,
-                       {**CLEAN, "races": [RACE]})
+    apply_race_verdict(Grading(exercise=exercises.get("tiled_matmul"),
+                               source=Source("\n" * 40, "x.py"), backend="sim"),
+                       tests, {**CLEAN, "races": [RACE]})
     cats = class_view.categories(ExerciseResult("tiled_matmul", "x.py", "sim", tests))
     assert "race or divergent barrier: every correctness case counted as failed" in cats
     assert "wrong values in the output" not in cats
@@ -233,9 +242,10 @@ def test_two_plain_stores_stay_a_diagnostic_while_a_store_beside_an_atomic_decid
     source = Source("\n" * 40, "submission.py")
     stores = {**RACE, "kind": "WAW", "second": {**RACE["second"], "access": "write"}}
     tests = _tests(SCHEDULES[1])
-    assert not apply_race_verdict(ex, source, tests, {**CLEAN, "races": [stores]})
+    grading = Grading(exercise=ex, source=source, backend="gpu")
+    assert not apply_race_verdict(grading, tests, {**CLEAN, "races": [stores]})
     assert [t.status for t in tests[:6]] == SCHEDULES[1]
     with_atomic = {**stores, "second": {**stores["second"], "access": "atomic"}}
     tests = _tests(SCHEDULES[0])
-    assert apply_race_verdict(ex, source, tests, {**CLEAN, "races": [with_atomic]})
+    assert apply_race_verdict(grading, tests, {**CLEAN, "races": [with_atomic]})
     assert all(t.status is Status.FAILED for t in tests[:6])

@@ -122,7 +122,8 @@ def test_a_simulator_pass_is_void_when_the_definitions_differ():
         return ChildRun(records=[(r.to_header(), {}) for r in records])
 
     def passed():
-        return [TestResult("case", Kind.CORRECTNESS, "public", Status.PASSED, 5.0, 5.0, "ok")]
+        return [TestResult(name="case", kind=Kind.CORRECTNESS, visibility="public",
+                           status=Status.PASSED, points=5.0, max_points=5.0, message="ok")]
 
     built = child(Imported({"T": 16}, [], {"F": "callable"}), Compiled(".version 8.0"))
     tests = passed()

@@ -19,7 +19,8 @@ from autograder.judge import cases as judge_cases
 from autograder.grading import plan
 from autograder.authoring import solutions as self_check
 from autograder.cli import app
-from autograder.judge.cases import passed_every_case as _passed_every_case
+from autograder.judge.cases import passed_every_case
+from autograder.judge.inputs import Children, Grading
 from autograder.wire.results import ExerciseResult
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import ChildRun
@@ -53,20 +54,21 @@ def tiled():
 
 def test_passed_every_case_only_for_correct_outputs(tiled):
     ex, source, cases = tiled
+    the_grading = Grading(exercise=ex, source=source, backend="gpu", cases=cases)
     _, good = _tiled_run(cases)
-    assert _passed_every_case(ex, source, good, cases)
+    assert passed_every_case(the_grading, good)
     # Outputs for every case, one of them wrong: the old rule (ran every case) would time it.
     _, one_wrong = _tiled_run(cases, wrong={cases[-1].id})
     assert judge_cases.ran_every_case(one_wrong, cases)
-    assert not _passed_every_case(ex, source, one_wrong, cases)
+    assert not passed_every_case(the_grading, one_wrong)
     _, short = _tiled_run(cases, missing={cases[0].id})
-    assert not _passed_every_case(ex, source, short, cases)
+    assert not passed_every_case(the_grading, short)
     _, errored = _tiled_run(cases, extra=[({"type": "error", "phase": "run", "id": 99,
                                             "message": "x"}, {})])
-    assert not _passed_every_case(ex, source, errored, cases)
+    assert not passed_every_case(the_grading, errored)
     _, malformed = _tiled_run(cases)
     malformed.records[1] = ({"type": "case", "id": cases[0].id}, {"C": "not an array"})
-    assert not _passed_every_case(ex, source, malformed, cases)
+    assert not passed_every_case(the_grading, malformed)
 
 
 def test_a_compile_that_never_ends_is_named_in_every_case(tiled):
@@ -78,7 +80,8 @@ def test_a_compile_that_never_ends_is_named_in_every_case(tiled):
                    timeout_after=90.0)
     for backend, expected in (("gpu", "your kernel was still being compiled"),
                               ("sim", "before the first test began")):
-        tests = judge.collect(ex, source, backend, cases, run, run, None, [])
+        the_grading = Grading(exercise=ex, source=source, backend=backend, cases=cases)
+        tests = judge.collect(the_grading, Children(run=run, compiled=run))
         correctness = [t for t in tests if t.kind.value == "correctness"]
         assert len(correctness) == len(cases)
         for t in correctness:
@@ -297,9 +300,10 @@ def test_a_gpu_grading_does_not_time_a_kernel_whose_case_errored(monkeypatch):
     monkeypatch.setattr(children, "run_child", fake_run_child)
     monkeypatch.setattr(children.gpulock, "gpu", gpu)
     path = exercises.solution_path(ex)
-    result = grading._grade_source(ex, load_source(path), "gpu", plan.make_cases(ex, 1),
-                                   grader.default_limits("gpu"),
-                                  ExerciseResult(ex.name, str(path), "gpu", seed=1), False)
+    result = grading._grade_source(
+        Grading(exercise=ex, source=load_source(path), backend="gpu",
+                cases=plan.make_cases(ex, 1), limits=grader.default_limits("gpu"), seed=1),
+        ExerciseResult(ex.name, str(path), "gpu", seed=1))
     assert answers == [b"g", b"n"] and modes == [False]
     timing = next(t for t in result.tests if t.kind.value == "timing")
     assert timing.points == 0 and "passes every correctness test" in timing.message

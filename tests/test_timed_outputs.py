@@ -14,6 +14,7 @@ import pytest
 
 from autograder import exercises
 from autograder.judge import collect as judge
+from autograder.judge.inputs import Grading
 from autograder.wire.protocol import TimingSamples
 from autograder.wire.results import Status
 from autograder.sandbox.run import ChildRun
@@ -44,7 +45,7 @@ def grade_timing(exercise_name: str, checks, rounds: int | None = None, ratio: f
                         checks=checks)
     run = ChildRun(records=[(rec.to_header(), {}), ({"type": "done"}, {})])
     source = Source("", "submission.py")
-    return judge.judge_timing(ex, source, "gpu", run, True)
+    return judge.judge_timing(Grading(exercise=ex, source=source, backend="gpu"), run, True)
 
 
 def test_a_kernel_that_skips_every_timed_launch_gets_no_timing_points():

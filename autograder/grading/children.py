@@ -29,7 +29,7 @@ simulator's instrumented run uses only the host's CPU: it holds nothing.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from autograder.judge import diagnostics
@@ -37,45 +37,30 @@ from autograder.host import environment
 from autograder.host import gpulock
 from autograder.grading import plan
 from autograder.timing.measure import loop_bounds_at_run_time
-from autograder.exercises.base import Exercise
 from autograder.judge.cases import passed_every_case
+from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import Done, Imported, Ready, Start, received
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import ChildRun, run_child
-from autograder.source.submission import Source
 
 
-@dataclass
-class Children:
-    """What a grading's children returned: ``run`` (the correctness child; on a GPU the cases'
-    part of the graded child, :func:`split_timing`), ``compiled`` (whose PTX the concept test
-    reads: ``run`` on a GPU, the compile child on the simulator), ``instrumented`` (the
-    instrumented run's child), ``timing`` (the timing's part; None: it did not measure) and
-    ``sanitized`` (compute-sanitizer reports by tool; empty when none ran)."""
-
-    run: ChildRun
-    compiled: ChildRun | None
-    instrumented: ChildRun | None
-    timing: ChildRun | None = None
-    sanitized: dict = field(default_factory=dict)
-
-
-def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limits: Limits,
-            work: Path, seed: int, sanitize: bool) -> Children:
-    """Run every child of one grading of ``work / "submission.py"`` on ``backend`` (``gpu`` or
-    ``sim``), side by side, and wait for them. ``cases``: the planned cases to run. Raises
-    :class:`autograder.errors.GraderSetupError` for a child that shows a fault of the grader's
-    setup (:func:`autograder.host.environment.raise_for_setup`), and ``SandboxUnavailable``."""
+def run_all(grading: Grading, work: Path) -> Children:
+    """Run every child of ``grading`` on ``work / "submission.py"`` on its backend, side by
+    side, and wait for them: the cases it runs (:attr:`Grading.runnable`) and, where the
+    exercise has them, the compile check, the instrumented run, the timing and the sanitizers.
+    Raises :class:`autograder.errors.GraderSetupError` for a child that shows a fault of the
+    grader's setup (:func:`autograder.host.environment.raise_for_setup`), and
+    ``SandboxUnavailable``."""
+    exercise, limits = grading.exercise, grading.limits
     source_file = work / "submission.py"
-    diagnose = plan.diagnose_cases(exercise, seed) if exercise.diagnose else None
+    diagnose = plan.diagnose_cases(exercise, grading.seed) if exercise.diagnose else None
 
     def request(backend, phases, cases=(), timing=None, **kw):
         return plan.request(exercise, backend, phases, source_file, list(cases), timing, **kw)
 
-    if backend == "gpu":
-        return _run_on_gpu(exercise, source, cases, limits, work, diagnose, sanitize, request,
-                           seed)
-    jobs = {"run": lambda: run_child(request("sim", ["run", "instrument"], cases,
+    if grading.backend == "gpu":
+        return _run_on_gpu(grading, work, diagnose, request)
+    jobs = {"run": lambda: run_child(request("sim", ["run", "instrument"], grading.runnable,
                                              diagnose=diagnose), "sim", limits, work)}
     # Simulator results count only for a kernel that also compiles for a real GPU (on the
     # simulator a kernel's body runs as Python). The compile check needs Numba's real CUDA
@@ -87,14 +72,15 @@ def run_all(exercise: Exercise, source: Source, backend: str, cases: list, limit
     # Packages other than the grader's, or a child dead before its first record: the
     # grader's fault, never the student's (GraderSetupError).
     environment.raise_for_setup(*done.values())
-    return Children(done["run"], done.get("compile"), done["run"])
+    return Children(run=done["run"], compiled=done.get("compile"), instrumented=done["run"])
 
 
-def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits, work: Path,
-                diagnose, sanitize: bool, request, seed: int) -> Children:
+def _run_on_gpu(grading: Grading, work: Path, diagnose, request) -> Children:
     """The GPU path of :func:`run_all`: one child runs the cases and then the timing, the
     sanitizer runs beside it, each holding the GPU lock only for its GPU work (the module's
-    docstring)."""
+    docstring). ``diagnose``: the instrumented run's cases (None: none); ``request``:
+    :func:`run_all`'s request maker."""
+    exercise, limits, cases = grading.exercise, grading.limits, grading.runnable
     stop_instrument = threading.Event()
     instrument = start_jobs({"instrument": lambda: run_child(
         request("sim", ["instrument"], diagnose=diagnose), "sim", limits, work,
@@ -103,20 +89,19 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
         if exercise.timing:
             graded = request("gpu", ["compile", "run", "time"], cases,
                              timing=plan.timing_request(
-                                 exercise, seed, loop_bounds_at_run_time(
-                                     source.text, exercise.contract.kernel or "",
+                                 exercise, grading.seed, loop_bounds_at_run_time(
+                                     grading.source.text, exercise.contract.kernel or "",
                                      [c.name for c in exercise.contract.constants])),
                              await_go=True)
             steps = TIMED_STEPS
 
             def decide(records: list) -> bool:  # the verdict, on the records so far
-                return passed_every_case(exercise, source, ChildRun(records=list(records)),
-                                         cases)
+                return passed_every_case(grading, ChildRun(records=list(records)))
         else:
             graded, steps, decide = request("gpu", ["compile", "run"], cases,
                                             await_go=True), CASES_STEPS, None
         jobs = {"run": lambda: run_holding(graded, limits, work, steps, decide)}
-        if diagnose and sanitize:
+        if diagnose and grading.sanitize:
             jobs["sanitize"] = lambda: diagnostics.run_sanitizers(
                 request("gpu", ["run"], diagnose[:1], lineinfo=True, await_go=True), limits, work,
                 runner=run_holding)
@@ -131,7 +116,8 @@ def _run_on_gpu(exercise: Exercise, source: Source, cases: list, limits: Limits,
     # As when the sanitizers ran after the cases, and only for a submission that
     # imported: findings of a submission that did not are discarded.
     sanitized = (done.get("sanitize") or {}) if received(run).first(Imported) else {}
-    return Children(run, run, instrumented.get("instrument", run), timing_run, sanitized)
+    return Children(run=run, compiled=run, instrumented=instrumented.get("instrument", run),
+                    timing=timing_run, sanitized=sanitized)
 
 
 #: What the grader does at each ``ready`` of a GPU child, in order (:func:`run_holding`): a

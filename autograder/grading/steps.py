@@ -4,7 +4,9 @@ modules of their own: planning the cases and requests (:mod:`autograder.grading.
 children (:mod:`autograder.grading.children`), judging their records into tests
 (:mod:`autograder.judge.collect`, :mod:`autograder.judge.cases`: pure). :func:`autograder.grader.grade`
 is the public entry (device, limits and the preflight first); the preflight grades the
-instructor's solution through :func:`grade_submission` itself.
+instructor's solution through :func:`grade_submission` itself. :func:`grade_submission` makes
+the grading's :class:`autograder.judge.inputs.Grading` once; the children and the judges take it
+(and the children's runs, :class:`autograder.judge.inputs.Children`) instead of loose values.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from autograder.sandbox import parse_check
 from autograder.grading import plan
 from autograder.grading.devices import default_limits
 from autograder.judge.cases import all_tests, early_failure, once, printed_for_student
-from autograder.wire.protocol import Compiled, Device, Imported, Kernel, received
+from autograder.judge.inputs import Children, Grading
+from autograder.wire.protocol import Device, received
 from autograder.wire.results import ExerciseResult, Status
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import scratch_dir
-from autograder.source.submission import Source, SubmissionError, load_source
+from autograder.source.submission import SubmissionError, load_source
 
 
 def grade_submission(submission, exercise, backend: str, seed: int | None,
@@ -47,46 +50,37 @@ def grade_submission(submission, exercise, backend: str, seed: int | None,
                             f"not run: {refusal.reason} (see above)")
         return result
     cases = driver_occupancy.fill(exercise, plan.make_cases(exercise, seed), backend)
-    return _grade_source(exercise, source, backend, cases, limits or default_limits(backend),
-                         result, sanitize)
+    grading = Grading(exercise=exercise, source=source, backend=backend, cases=cases,
+                      limits=limits or default_limits(backend), seed=seed, sanitize=sanitize)
+    return _grade_source(grading, result)
 
 
-def _grade_source(exercise, source: Source, backend: str, cases: list, limits: Limits,
-                  result: ExerciseResult, sanitize: bool) -> ExerciseResult:
-    """Run the children on ``cases`` (:func:`autograder.grading.plan.make_cases`) and fill ``result``
-    from their records: tests, diagnostics, hints, notes, phase times and the device."""
-    if exercise.needs_gpu and backend == "sim":
+def _grade_source(grading: Grading, result: ExerciseResult) -> ExerciseResult:
+    """Run the children of ``grading`` and fill ``result`` from their records: tests,
+    diagnostics, hints, notes, phase times and the device."""
+    exercise, source = grading.exercise, grading.source
+    if exercise.needs_gpu and grading.backend == "sim":
         result.tests = all_tests(exercise, Status.SKIPPED,
                                  "needs a GPU: the simulator runs blocks one after another")
         return result
-    runnable = [c for c in cases if backend == "gpu" or c.spec.sim]
     with scratch_dir() as tmp:
         work = Path(tmp)
         (work / "submission.py").write_text(source.text, encoding="utf-8")
-        kids = children.run_all(exercise, source, backend, runnable, limits, work, result.seed,
-                                sanitize)
-    run, compiled_run = kids.run, kids.compiled
-    rx = received(run)
-    result.phases_s = judge.phase_split(run, compiled_run, kids.timing)
-    device = rx.first(Device)
+        kids = children.run_all(grading, work)
+    result.phases_s = judge.phase_split(kids)
+    device = received(kids.run).first(Device)
     if device:
         result.device = f"gpu:{device.name}"
     report = diagnostics.instrument_report(kids.instrumented)
-    result.tests = judge.collect(exercise, source, backend, cases, run, compiled_run, kids.timing,
-                                 diagnostics.concept_problems(exercise, source, report,
-                                                              kids.sanitized), report)
-    if early_failure(source, run) is None:  # an early failure's diagnostics are in collect's
-        result.tests += diagnostics.tests(exercise, source, report, kids.sanitized,
+    result.tests = judge.collect(grading, kids, report)
+    if early_failure(source, kids.run) is None:  # an early failure's diagnostics are in collect's
+        result.tests += diagnostics.tests(grading, report, kids.sanitized,
                                           judge.instrument_failure(source, kids.instrumented))
         from autograder.judge import hints  # performance hints: a no-points diagnostic, the timing's cause
-        compiled = received(compiled_run).first(Compiled)
-        kernel = rx.first(Kernel)
-        hints.apply(result, exercise, source, compiled.ptx if compiled else None, report,
-                    rx.first(Imported).constants, device=device.to_header() if device else None,
-                    kernel=kernel.to_header() if kernel else None)
-    if backend == "sim" and compiled_run is not None:
-        judge.void_unless_compiled(result.tests, source, run, compiled_run)
-    _add_notes(result, source, kids, cases)
+        hints.apply(result, grading, kids, report)
+    if grading.backend == "sim" and kids.compiled is not None:
+        judge.void_unless_compiled(result.tests, source, kids.run, kids.compiled)
+    _add_notes(result, grading, kids)
     _scrub_paths(result, work)
     return result
 
@@ -97,25 +91,24 @@ PRINTED_NOTE = ("your code printed something while it was graded: what it prints
                 "public-test cell, or `autograder grade --public`) show what it prints.")
 
 
-def _add_notes(result: ExerciseResult, source: Source, kids: children.Children,
-               cases: list) -> None:
+def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None:
     """The children's notes (the sandbox's for the instructor, the rest for the student), the
     statements the child skipped (instructor) and what the submission printed: for the student
-    only when no test but public ones (``cases``: the grading's planned cases) could have
-    printed it (:func:`autograder.judge.cases.printed_for_student`), else for the instructor,
-    and the student reads :data:`PRINTED_NOTE`."""
+    only when no test but public ones (the grading's planned cases) could have printed it
+    (:func:`autograder.judge.cases.printed_for_student`), else for the instructor, and the
+    student reads :data:`PRINTED_NOTE`."""
     for child in (kids.run, kids.compiled):
         for note in (child.notes if child is not None else []):
             notes = result.instructor_notes if note.startswith("sandbox:") else result.notes
             if note not in notes:
                 notes.append(note)
-    skipped = judge.skipped_note(source, kids.run)
+    skipped = judge.skipped_note(grading.source, kids.run)
     if skipped:
         result.instructor_notes.append(skipped)
     printed = kids.run.output.strip()[-1500:]
     if not printed:
         return
-    if printed_for_student(kids.run, cases):
+    if printed_for_student(kids.run, grading.cases):
         result.notes.append("your code printed:\n" + printed)
     else:
         result.instructor_notes.append("the code printed while it was graded (not shown to the "

@@ -1,8 +1,9 @@
 """Judging a child's records (:mod:`autograder.wire.protocol`) into correctness tests: the outputs of
 each case against the float64 reference, a function's value against the expected one (the
 instructor's, or the driver's that :mod:`autograder.grading.driver_occupancy` asked for), and what
-a child that never got that far means. Pure: a function of the exercise, the submission's
-source, the planned cases and the children's records and endings; it starts nothing."""
+a child that never got that far means. Pure: a function of the grading
+(:class:`autograder.judge.inputs.Grading`: the exercise, the submission's source, the backend,
+the planned cases) and the children's records and endings; it starts nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from autograder.judge import diagnostics
 from autograder.wire import shapes
 from autograder.judge.compare import check_margins, compare_output, wrong_mask
 from autograder.exercises.base import Exercise
+from autograder.judge.inputs import Grading
 from autograder.wire.protocol import CaseResult, Error, Imported, ProtocolError, Rejected, Start, received
 from autograder.wire.results import Kind, Status, TestResult
 from autograder.source.submission import Source
@@ -40,14 +42,17 @@ def where(source: Source, err: Error) -> str:
 def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
     """Every test of ``exercise`` (cases, concept, timing, diagnostics) with one status and
     message and no points: a submission that never reached its cases."""
-    tests = [TestResult(c.name, Kind.CORRECTNESS, c.visibility, status, 0.0, c.points, message)
+    tests = [TestResult(name=c.name, kind=Kind.CORRECTNESS, visibility=c.visibility, status=status,
+                        points=0.0, max_points=c.points, message=message)
              for c in exercise.cases]
     if exercise.concept:
-        tests.append(TestResult(concept_name(exercise), Kind.CONCEPT, "hidden", status, 0.0,
-                                exercise.concept.points, message))
+        tests.append(TestResult(name=concept_name(exercise), kind=Kind.CONCEPT,
+                                visibility="hidden", status=status, points=0.0,
+                                max_points=exercise.concept.points, message=message))
     if exercise.timing:
-        tests.append(TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, 0.0,
-                                exercise.timing.points, message))
+        tests.append(TestResult(name=TIMING_NAME, kind=Kind.TIMING, visibility="hidden",
+                                status=status, points=0.0, max_points=exercise.timing.points,
+                                message=message))
     return tests + diagnostics.all_tests(exercise, status, message)
 
 
@@ -119,31 +124,36 @@ def case_errors(rx) -> dict:
     return errors
 
 
-def judge_case(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
-               errors: dict, run, consts: dict) -> TestResult:
-    """The correctness test of one planned case (:class:`autograder.grading.plan.PlannedCase`).
-    ``outputs`` and ``errors``: :func:`case_outputs` and :func:`case_errors`; ``consts``: the
-    submission's constants. A record that does not fit (a malformed result from the child) is
-    an ``error`` that says so, never the grader's crash."""
+def judge_case(grading: Grading, c, run) -> TestResult:
+    """The correctness test of one planned case ``c`` (:class:`autograder.grading.plan.PlannedCase`)
+    of ``grading``, from the child ``run`` that ran it (:class:`autograder.sandbox.run.ChildRun`):
+    its first ``case`` record (:func:`case_outputs`) or ``error`` record (:func:`case_errors`),
+    judged at the submission's constants, or how the child ended before it. A record that does
+    not fit (a malformed result from the child) is an ``error`` that says so, never the
+    grader's crash."""
     spec = c.spec
     try:
-        status, points, msg, *details = _case_verdict(exercise, source, backend, c, outputs,
-                                                      errors, run, consts)
+        status, points, msg, *details = _case_verdict(grading, c, run)
     except Exception as exc:  # noqa: BLE001 - the child's record, never the grader's crash
         why = exc if isinstance(exc, ProtocolError) else type(exc).__name__
         status, points, msg, details = (
             Status.ERROR, 0.0, f"the grading process sent a malformed result ({why})", [])
-    return TestResult(spec.name, Kind.CORRECTNESS, spec.visibility, status, points, spec.points,
-                      msg, details[0] if details else None)
+    return TestResult(name=spec.name, kind=Kind.CORRECTNESS, visibility=spec.visibility,
+                      status=status, points=points, max_points=spec.points, message=msg,
+                      details=details[0] if details else None)
 
 
-def _case_verdict(exercise: Exercise, source: Source, backend: str, c, outputs: dict,
-                  errors: dict, run, consts: dict) -> tuple:
+def _case_verdict(grading: Grading, c, run) -> tuple:
     """(status, points, message) or (status, points, message, details) of one case; raises
     for outputs that do not fit (:func:`judge_case` says so)."""
+    exercise, source, backend = grading.exercise, grading.source, grading.backend
     spec = c.spec
     if backend == "sim" and not spec.sim:
         return Status.SKIPPED, 0.0, spec.why_gpu or SIM_SKIP
+    rx = received(run)
+    outputs, errors = case_outputs(rx), case_errors(rx)
+    imported = rx.first(Imported)
+    consts = imported.constants if imported is not None else {}
     if c.id in errors and errors[c.id].finding:
         return Status.FAILED, 0.0, errors[c.id].message
     if c.id in errors:
@@ -215,8 +225,7 @@ RACE_SEE_FIRST = ("counted as failed: the kernel has a shared-memory race or a b
                   "(see {})")
 
 
-def apply_race_verdict(exercise: Exercise, source: Source, tests: list[TestResult],
-                       report: dict | None) -> bool:
+def apply_race_verdict(grading: Grading, tests: list[TestResult], report: dict | None) -> bool:
     """The deterministic verdict for a kernel whose outputs depend on scheduling.
 
     A kernel with a shared-memory race or a barrier that not every live thread reaches (a
@@ -239,9 +248,10 @@ def apply_race_verdict(exercise: Exercise, source: Source, tests: list[TestResul
     then gives nothing, as for any kernel that fails a case. Returns True when it decided.
     Without a report (no ``Diagnose``, a function exercise, an instrumented run that failed),
     nothing changes and the outputs decide as before."""
+    exercise = grading.exercise
     if exercise.diagnose is None or exercise.contract.functions or not isinstance(report, dict):
         return False
-    hazards = diagnostics.scheduling_hazards(source, report)
+    hazards = diagnostics.scheduling_hazards(grading.source, report)
     if not hazards:
         return False
     more = f" (and {len(hazards) - 1} more)" if len(hazards) > 1 else ""
@@ -251,8 +261,10 @@ def apply_race_verdict(exercise: Exercise, source: Source, tests: list[TestResul
         t = tests[i]
         message = (f"counted as failed: {hazards[0]}{more}. {RACE_RULE}" if i == first else
                    RACE_SEE_FIRST.format(tests[first].name))
-        tests[i] = TestResult(t.name, t.kind, t.visibility, Status.FAILED, 0.0, t.max_points,
-                              message, {"decided_by": "race", "observed": t.status.value})
+        tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
+                              status=Status.FAILED, points=0.0, max_points=t.max_points,
+                              message=message,
+                              details={"decided_by": "race", "observed": t.status.value})
     return True
 
 
@@ -277,15 +289,14 @@ def ran_every_case(run, cases) -> bool:
     return rx.first(Imported) is not None and all(c.id in done for c in cases)
 
 
-def passed_every_case(exercise: Exercise, source: Source, run, cases) -> bool:
-    """True when the GPU child returned every case's outputs and each is correct
-    (:func:`judge_case`): only then is the kernel timed. Any doubt (an error
-    record, a rejected record) is False."""
+def passed_every_case(grading: Grading, run) -> bool:
+    """True when the GPU child ``run`` returned the outputs of every case it ran
+    (:attr:`autograder.judge.inputs.Grading.runnable`) and each is correct (:func:`judge_case`):
+    only then is the kernel timed. Any doubt (an error record, a rejected record) is False."""
     rx = received(run)
+    cases = grading.runnable
     if not ran_every_case(run, cases) or any(type(r) is Rejected for r in rx.records):
         return False
     if rx.errors(*SPOILS_TIMING):
         return False
-    consts = rx.first(Imported).constants
-    return all(judge_case(exercise, source, "gpu", c, case_outputs(rx), {}, run, consts).status
-               is Status.PASSED for c in cases)
+    return all(judge_case(grading, c, run).status is Status.PASSED for c in cases)

@@ -1,14 +1,16 @@
 """Judging the children's records into an exercise's tests: :func:`collect` (the correctness
 cases of :mod:`autograder.judge.cases`, the concept test from the PTX, the timing test from the
 samples), the simulator's compile check, and what the records tell besides tests (phase times,
-skipped statements). Pure: a function of the exercise, the source, the planned cases and the
-children's records and endings (:class:`autograder.sandbox.run.ChildRun`); it starts nothing."""
+skipped statements). Pure: a function of the grading (:class:`autograder.judge.inputs.Grading`:
+the exercise, the source, the backend, the planned cases) and the children's records and endings
+(:class:`autograder.judge.inputs.Children`); it starts nothing."""
 
 from __future__ import annotations
 
+from autograder.judge import diagnostics
 from autograder.judge import ptx
-from autograder.exercises.base import Exercise
-from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, case_errors, case_outputs, concept_name, early_failure, judge_case, once, where
+from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, concept_name, early_failure, judge_case, once, where
+from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import CaseResult, Compiled, Error, Hello, Imported, TimingSamples, received
 from autograder.wire.results import Kind, Status, TestResult
 from autograder.source.submission import Source
@@ -18,34 +20,35 @@ from autograder.timing.measure import self_check_problem, timing_details, verdic
 TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
 
 
-def collect(exercise: Exercise, source: Source, backend: str, cases, run, compiled_run,
-            timing_run, findings: list[str], report: dict | None = None) -> list[TestResult]:
-    """The correctness, concept and timing tests of one grading. ``run``: the child that ran
-    the ``cases`` (:class:`autograder.grading.plan.PlannedCase`); ``compiled_run``: the one whose PTX
-    the concept test reads; ``timing_run``: the timing's part of the graded child (None: it did
-    not measure); ``findings``: the diagnostics' problems that fail the concept test;
-    ``report``: the instrumented runs' merged report (None: none), whose races and divergent
-    barriers decide every correctness case (:func:`autograder.judge.cases.apply_race_verdict`)
-    before the timing test is judged."""
-    early = early_failure(source, run)
+def collect(grading: Grading, kids: Children, report: dict | None = None) -> list[TestResult]:
+    """The correctness, concept and timing tests of ``grading``, from its children: ``kids.run``
+    ran the planned cases (every one of ``grading.cases`` is judged; those the backend could
+    not run are ``skipped``); ``kids.compiled`` is the one whose PTX the concept test reads;
+    ``kids.timing`` the timing's part of the graded child (None: it did not measure).
+    ``report``: the instrumented runs' merged report
+    (:func:`autograder.judge.diagnostics.instrument_report`; None: none), whose races and
+    divergent barriers decide every correctness case
+    (:func:`autograder.judge.cases.apply_race_verdict`) before the timing test is judged, and
+    whose findings, with ``kids.sanitized``'s, fail the concept test
+    (:func:`autograder.judge.diagnostics.concept_problems`)."""
+    exercise = grading.exercise
+    early = early_failure(grading.source, kids.run)
     if early is not None:
         return once(all_tests(exercise, *early), "not run (see above)")
-    rx = received(run)
-    outputs, errors = case_outputs(rx), case_errors(rx)
-    consts = rx.first(Imported).constants
     tests = []
     correct_everywhere = True
-    for c in cases:
-        test = judge_case(exercise, source, backend, c, outputs, errors, run, consts)
+    for c in grading.cases:
+        test = judge_case(grading, c, kids.run)
         if test.status is not Status.PASSED and test.status is not Status.SKIPPED:
             correct_everywhere = False
         tests.append(test)
-    if apply_race_verdict(exercise, source, tests, report):
+    if apply_race_verdict(grading, tests, report):
         correct_everywhere = False
     if exercise.concept:
-        tests.append(judge_concept(exercise, source, compiled_run, findings))
+        tests.append(judge_concept(grading, kids.compiled, diagnostics.concept_problems(
+            grading, report, kids.sanitized)))
     if exercise.timing:
-        tests.append(judge_timing(exercise, source, backend, timing_run, correct_everywhere))
+        tests.append(judge_timing(grading, kids.timing, correct_everywhere))
     return tests
 
 
@@ -61,9 +64,11 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def judge_concept(exercise: Exercise, source: Source, compiled_run,
-                  findings: list[str]) -> TestResult:
-    """PTX facts (shared memory, barriers, atomics, fences) and the diagnostics' findings."""
+def judge_concept(grading: Grading, compiled_run, findings: list[str]) -> TestResult:
+    """The concept test from the PTX facts (shared memory, barriers, atomics, fences) of
+    ``compiled_run`` (the child that compiled the kernel for a real GPU) and ``findings`` (the
+    diagnostics' problems that fail it, the first three shown)."""
+    exercise, source = grading.exercise, grading.source
     concept = exercise.concept
     name = concept_name(exercise)
     crx = received(compiled_run)
@@ -76,7 +81,8 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
         else:
             early = early_failure(source, compiled_run)
             msg = early[1] if early else "the compile check did not finish"
-        return TestResult(name, Kind.CONCEPT, "hidden", Status.ERROR, 0.0, concept.points, msg)
+        return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.ERROR,
+                          points=0.0, max_points=concept.points, message=msg)
     found = ptx.facts(facts.ptx)
     missing = []
     if found.shared_bytes < concept.min_shared_bytes:
@@ -106,26 +112,28 @@ def judge_concept(exercise: Exercise, source: Source, compiled_run,
     problems = [f"your kernel {_listed(missing)}"] if missing else []
     problems += findings[:3]
     if problems:
-        return TestResult(name, Kind.CONCEPT, "hidden", Status.FAILED, 0.0, concept.points,
-                          "; ".join(problems) + f". The exercise asks that {concept.description}"
-                          f" ({detail})")
-    return TestResult(name, Kind.CONCEPT, "hidden", Status.PASSED, concept.points,
-                      concept.points, detail)
+        return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.FAILED,
+                          points=0.0, max_points=concept.points,
+                          message="; ".join(problems) + ". The exercise asks that "
+                          f"{concept.description} ({detail})")
+    return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.PASSED,
+                      points=concept.points, max_points=concept.points, message=detail)
 
 
-def judge_timing(exercise: Exercise, source: Source, backend: str, run,
-                 correct_everywhere: bool) -> TestResult:
-    """The timing test from the timing's samples (``run``; None: it did not measure): no
-    points for a kernel any of whose timed launches gave wrong outputs
-    (:func:`autograder.timing.outputs.wrong_launches`), an error while the GPU's self-check is
+def judge_timing(grading: Grading, run, correct_everywhere: bool) -> TestResult:
+    """The timing test from the timing's samples (``run``; None: it did not measure), skipped
+    on the simulator; no points unless ``correct_everywhere`` (every correctness case passed
+    or was skipped), nor for a kernel any of whose timed launches gave wrong outputs
+    (:func:`autograder.timing.outputs.wrong_launches`); an error while the GPU's self-check is
     off, else points for the ratio."""
+    exercise, source = grading.exercise, grading.source
     t = exercise.timing
 
     def result(status, points, msg, details=None):
-        return TestResult(TIMING_NAME, Kind.TIMING, "hidden", status, points, t.points, msg,
-                          details)
+        return TestResult(name=TIMING_NAME, kind=Kind.TIMING, visibility="hidden", status=status,
+                          points=points, max_points=t.points, message=msg, details=details)
 
-    if backend == "sim":
+    if grading.backend == "sim":
         return result(Status.SKIPPED, 0.0, TIMING_SKIP)
     if not correct_everywhere:
         return result(Status.FAILED, 0.0, "timing counts only for a kernel that passes every "
@@ -193,9 +201,10 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
            else differ or "the compile check did not report its definitions")
     for i, t in enumerate(tests):
         if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
-            tests[i] = TestResult(t.name, t.kind, t.visibility, Status.ERROR, 0.0, t.max_points,
-                                  f"right on the simulator, but {why}, so the simulator's "
-                                  "result does not count")
+            tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
+                                  status=Status.ERROR, points=0.0, max_points=t.max_points,
+                                  message=f"right on the simulator, but {why}, so the "
+                                  "simulator's result does not count")
 
 
 def definitions_differ(source: Source, ran: Imported | None,
@@ -254,10 +263,12 @@ def skipped_note(source: Source, run) -> str:
             "and function definitions; it skipped " + "; ".join(shown) + more)
 
 
-def phase_split(run, compiled_run, timing_run=None) -> dict[str, float]:
-    """Seconds per phase of the child, from when its records arrived: ``startup`` (interpreter,
-    numba, CUDA context), ``import``, ``compile``, ``tests``, ``timing_child``,
-    ``compile_child``; ``total`` wall time."""
+def phase_split(kids: Children) -> dict[str, float]:
+    """Seconds per phase of the children, from when the correctness child's records arrived:
+    ``startup`` (interpreter, numba, CUDA context), ``import``, ``compile``, ``tests``; the
+    timing's part (``timing_child``) and the compile child (``compile_child``) whole;
+    ``total``: the correctness child's wall time."""
+    run, compiled_run, timing_run = kids.run, kids.compiled, kids.timing
     rx = received(run)
     split, last = {}, 0.0
     for phase, kind in (("startup", Hello), ("import", Imported), ("compile", Compiled)):

@@ -18,6 +18,7 @@ from pathlib import Path
 from autograder.judge import concept_use
 from autograder.judge import sanitizer
 from autograder.exercises.base import Exercise
+from autograder.judge.inputs import Grading
 from autograder.wire.results import Kind, Status, TestResult
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import ChildRun, run_child
@@ -263,10 +264,12 @@ def _warp_summary(report) -> str:
     return f"worst bank conflict {ways}-way, {total} divergent warp branches{loads_txt}"
 
 
-def concept_problems(exercise: Exercise, source: Source, report, sanitized) -> list[str]:
-    """Findings that fail the concept test (empty: none): out-of-bounds accesses first, then
-    shared memory and barriers not used as the exercise asks (:mod:`autograder.judge.concept_use`),
-    then the other diagnostics'."""
+def concept_problems(grading: Grading, report, sanitized) -> list[str]:
+    """Findings that fail the concept test of ``grading`` (empty: none), from the
+    instrumented runs' ``report`` (:func:`merged`; None: none) and the ``sanitized`` reports:
+    out-of-bounds accesses first, then shared memory and barriers not used as the exercise asks
+    (:mod:`autograder.judge.concept_use`), then the other diagnostics'."""
+    exercise, source = grading.exercise, grading.source
     if exercise.diagnose is None:
         return []
     return (_bounds_problems(source, report) + concept_use.problems(exercise, source, report)
@@ -282,13 +285,15 @@ def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResu
     not be run at all)."""
     if exercise.diagnose is None:
         return []
-    return [TestResult(n, Kind.DIAGNOSTIC, "hidden", status, 0.0, 0.0, message) for n in NAMES]
+    return [TestResult(name=n, kind=Kind.DIAGNOSTIC, visibility="hidden", status=status,
+                       points=0.0, max_points=0.0, message=message) for n in NAMES]
 
 
-def tests(exercise: Exercise, source: Source, report, sanitized, unavailable: str | None
-          ) -> list[TestResult]:
-    """The diagnostic tests (no points). ``unavailable``: why the instrumented run gave no report
-    (then the tests say so and are skipped)."""
+def tests(grading: Grading, report, sanitized, unavailable: str | None) -> list[TestResult]:
+    """The diagnostic tests of ``grading`` (no points), from the instrumented runs' ``report``
+    (:func:`merged`; None: none) and the ``sanitized`` reports. ``unavailable``: why the
+    instrumented run gave no report (then the tests say so and are skipped)."""
+    exercise, source = grading.exercise, grading.source
     if exercise.diagnose is None:
         return []
     if report is None and not sanitized:
@@ -305,10 +310,12 @@ def tests(exercise: Exercise, source: Source, report, sanitized, unavailable: st
                             + _memory_problems(source, sanitized) + _kernel_errors(report)),
                            (WARPS, _warp_problems(exercise, source, report))):
         if problems:
-            results.append(TestResult(name, Kind.DIAGNOSTIC, "hidden", Status.FAILED, 0.0, 0.0,
-                                      "; ".join(problems[:5]) + f" ({where})"))
+            results.append(TestResult(name=name, kind=Kind.DIAGNOSTIC, visibility="hidden",
+                                      status=Status.FAILED, points=0.0, max_points=0.0,
+                                      message="; ".join(problems[:5]) + f" ({where})"))
         else:
             detail = _warp_summary(report) if name == WARPS else "none found"
-            results.append(TestResult(name, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0.0, 0.0,
-                                      f"{detail} ({where})"))
+            results.append(TestResult(name=name, kind=Kind.DIAGNOSTIC, visibility="hidden",
+                                      status=Status.PASSED, points=0.0, max_points=0.0,
+                                      message=f"{detail} ({where})"))
     return results

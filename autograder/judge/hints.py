@@ -40,7 +40,9 @@ import re
 from dataclasses import asdict, dataclass
 
 from autograder.source import loops, pyast
+from autograder.judge.inputs import Children, Grading
 from autograder.judge.occupancy_calculator import REGISTERS_PER_SM, resident_blocks
+from autograder.wire.protocol import Compiled, Device, Imported, Kernel, received
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 
 NAME = "diagnostic: performance hints"
@@ -553,22 +555,29 @@ def compared_text(ptx: str | None, report: dict | None, missing: list[str]) -> s
             "accesses with the pattern the exercise teaches")
 
 
-def apply(result: ExerciseResult, exercise, source, ptx: str | None, report: dict | None,
-          consts: dict | None, filename: str = "submission.py", device: dict | None = None,
-          kernel: dict | None = None) -> None:
-    """Add the hints test to ``result`` and name the likeliest cause in the message of a timing
-    test that lost points; where no hint has one, that message says what was compared and
-    that the difference is in the kernel's speed (:func:`compared_text`), never that no cause
-    was found. ``consts``: the submission's constants (``TILE_WIDTH``, ...) for the timed
-    launch's size and the block's constants; ``filename``: what the PTX's ``.file`` paths end
-    with (the grader compiles a scratch ``submission.py``); ``device`` and ``kernel``: the GPU
-    child's ``device`` and ``kernel`` records (None on the simulator). Does nothing for an
-    exercise without a kernel."""
+def apply(result: ExerciseResult, grading: Grading, kids: Children, report: dict | None,
+          filename: str = "submission.py") -> None:
+    """Add the hints test of ``grading`` to ``result`` and name the likeliest cause in the
+    message of a timing test that lost points; where no hint has one, that message says what
+    was compared and that the difference is in the kernel's speed (:func:`compared_text`),
+    never that no cause was found. Read from the children: the kernel's PTX
+    (``kids.compiled``'s ``compiled`` record; None: not compiled), the submission's constants
+    (``kids.run``'s ``imported`` record: ``TILE_WIDTH``, ... for the timed launch's size and
+    the block's constants) and, from a GPU child, its ``device`` and ``kernel`` records.
+    ``report``: the instrumented runs' merged report (None: none); ``filename``: what the PTX's
+    ``.file`` paths end with (the grader compiles a scratch ``submission.py``). Does nothing
+    for an exercise without a kernel."""
+    exercise, source = grading.exercise, grading.source
     if not exercise.contract.kernel or exercise.contract.functions:
         return
+    rx = received(kids.run)
+    compiled, imported = received(kids.compiled).first(Compiled), rx.first(Imported)
+    device, kernel = rx.first(Device), rx.first(Kernel)
+    ptx, consts = compiled.ptx if compiled else None, imported.constants if imported else None
     threads, blocks = _launch_size(exercise, consts or {})
     hints, missing = find(ptx, report, source, filename, result.device, threads, blocks,
-                          DeviceLimits.from_record(device), KernelFacts.from_record(kernel),
+                          DeviceLimits.from_record(device.to_header() if device else None),
+                          KernelFacts.from_record(kernel.to_header() if kernel else None),
                           _block_constants(exercise, consts or {}))
     reuse = reuse_hint(exercise, report, source)
     if reuse is not None:
@@ -580,9 +589,11 @@ def apply(result: ExerciseResult, exercise, source, ptx: str | None, report: dic
         message = ("nothing to report: no float64 arithmetic, loop bounds known only at run "
                    "time, missing reuse, uncoalesced loads or stores, bank conflicts, "
                    "divergent warps or low occupancy found")
-    result.tests.append(TestResult(NAME, Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0.0, 0.0,
-                                   message, {"hints": [h.to_dict() for h in hints],
-                                             "unavailable": missing}))
+    result.tests.append(TestResult(name=NAME, kind=Kind.DIAGNOSTIC, visibility="hidden",
+                                   status=Status.PASSED, points=0.0, max_points=0.0,
+                                   message=message,
+                                   details={"hints": [h.to_dict() for h in hints],
+                                            "unavailable": missing}))
     for t in result.tests:
         if t.kind is Kind.TIMING and t.status in (Status.PASSED, Status.FAILED) \
                 and t.points < t.max_points and (t.details or {}).get("timing"):

@@ -28,9 +28,9 @@ class Status(str, Enum):
     SKIPPED = "skipped"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TestResult:
-    """One graded test.
+    """One graded test, built with keywords only (``TestResult(name=..., kind=..., ...)``).
 
     ``points`` lies in ``[0, max_points]``; ``message`` is written for the student (the failing
     size, how many elements are wrong, the first bad index with got/expected, or why it was skipped).
@@ -64,9 +64,10 @@ class TestResult:
     @classmethod
     def from_dict(cls, d: dict) -> "TestResult":
         """The inverse of :meth:`to_dict` (a stored row's test); unknown keys are ignored."""
-        return cls(d["name"], Kind(d["kind"]), d.get("visibility", "hidden"), Status(d["status"]),
-                   float(d.get("points", 0.0)), float(d.get("max_points", 0.0)),
-                   d.get("message", ""), d.get("details"))
+        return cls(name=d["name"], kind=Kind(d["kind"]), visibility=d.get("visibility", "hidden"),
+                   status=Status(d["status"]), points=float(d.get("points", 0.0)),
+                   max_points=float(d.get("max_points", 0.0)), message=d.get("message", ""),
+                   details=d.get("details"))
 
 
 @dataclass

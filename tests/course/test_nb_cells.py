@@ -33,13 +33,17 @@ HISTORY = [
 def fake_result(exercise="tiled_matmul", device="sim") -> ExerciseResult:
     r = ExerciseResult(exercise, "x.ipynb", device, seed=7)
     r.tests = [
-        TestResult("public: width 16", Kind.CORRECTNESS, "public", Status.PASSED, 5.0, 5.0, "ok"),
-        TestResult("hidden: width 17", Kind.CORRECTNESS, "hidden", Status.FAILED, 0.0, 5.0,
-                   "289 of 289 elements wrong"),
-        TestResult("hidden: width 64", Kind.CORRECTNESS, "hidden", Status.SKIPPED, 0.0, 5.0,
-                   "GPU only"),
-        TestResult("concept: tiles", Kind.CONCEPT, "hidden", Status.PASSED, 15.0, 15.0, "2 bars"),
-        TestResult("timing", Kind.TIMING, "hidden", Status.SKIPPED, 0.0, 25.0, "needs a GPU"),
+        TestResult(name="public: width 16", kind=Kind.CORRECTNESS, visibility="public",
+                   status=Status.PASSED, points=5.0, max_points=5.0, message="ok"),
+        TestResult(name="hidden: width 17", kind=Kind.CORRECTNESS, visibility="hidden",
+                   status=Status.FAILED, points=0.0, max_points=5.0,
+                   message="289 of 289 elements wrong"),
+        TestResult(name="hidden: width 64", kind=Kind.CORRECTNESS, visibility="hidden",
+                   status=Status.SKIPPED, points=0.0, max_points=5.0, message="GPU only"),
+        TestResult(name="concept: tiles", kind=Kind.CONCEPT, visibility="hidden",
+                   status=Status.PASSED, points=15.0, max_points=15.0, message="2 bars"),
+        TestResult(name="timing", kind=Kind.TIMING, visibility="hidden", status=Status.SKIPPED,
+                   points=0.0, max_points=25.0, message="needs a GPU"),
     ]
     return r
 

@@ -33,16 +33,21 @@ def fake_result(device="sim") -> ExerciseResult:
                        seed=123456789)
     skipped = Status.SKIPPED if device == "sim" else Status.PASSED
     r.tests = [
-        TestResult("public: width 16", Kind.CORRECTNESS, "public", Status.PASSED, 5, 5, "correct"),
-        TestResult("hidden: width 17", Kind.CORRECTNESS, "hidden", Status.FAILED, 0, 5,
-                   "289 of 289 elements wrong; first at C[0, 16]"),
-        TestResult("hidden: width 257", Kind.CORRECTNESS, "hidden", skipped,
-                   50.0 if device != "sim" else 0.0, 50, "GPU only"),
-        TestResult("concept: tiles", Kind.CONCEPT, "hidden", Status.PASSED, 15, 15, "2 barriers"),
-        TestResult("diagnostic: barriers", Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0, 0,
-                   "none found"),
-        TestResult("timing", Kind.TIMING, "hidden", skipped, 25.0 if device != "sim" else 0.0,
-                   25, "timing needs a GPU"),
+        TestResult(name="public: width 16", kind=Kind.CORRECTNESS, visibility="public",
+                   status=Status.PASSED, points=5, max_points=5, message="correct"),
+        TestResult(name="hidden: width 17", kind=Kind.CORRECTNESS, visibility="hidden",
+                   status=Status.FAILED, points=0, max_points=5,
+                   message="289 of 289 elements wrong; first at C[0, 16]"),
+        TestResult(name="hidden: width 257", kind=Kind.CORRECTNESS, visibility="hidden",
+                   status=skipped, points=50.0 if device != "sim" else 0.0, max_points=50,
+                   message="GPU only"),
+        TestResult(name="concept: tiles", kind=Kind.CONCEPT, visibility="hidden",
+                   status=Status.PASSED, points=15, max_points=15, message="2 barriers"),
+        TestResult(name="diagnostic: barriers", kind=Kind.DIAGNOSTIC, visibility="hidden",
+                   status=Status.PASSED, points=0, max_points=0, message="none found"),
+        TestResult(name="timing", kind=Kind.TIMING, visibility="hidden", status=skipped,
+                   points=25.0 if device != "sim" else 0.0, max_points=25,
+                   message="timing needs a GPU"),
     ]
     return r
 
@@ -231,23 +236,31 @@ def with_pictures(source) -> ExerciseResult:
     student = [1.4 + 0.01 * i for i in range(10)]
     instructor = [1.0 + 0.01 * i for i in range(10)]
     r.tests[0:2] = [
-        TestResult("public: width 16", Kind.CORRECTNESS, "public", Status.FAILED, 0, 5,
-                   "128 of 256 elements wrong; first at C[0, 8]", {"wrong_masks": [public_mask]}),
-        TestResult("hidden: width 17", Kind.CORRECTNESS, "hidden", Status.FAILED, 0, 5,
-                   "289 of 289 elements wrong; first at C[0, 16]", {"wrong_masks": [hidden_mask]}),
+        TestResult(name="public: width 16", kind=Kind.CORRECTNESS, visibility="public",
+                   status=Status.FAILED, points=0, max_points=5,
+                   message="128 of 256 elements wrong; first at C[0, 8]",
+                   details={"wrong_masks": [public_mask]}),
+        TestResult(name="hidden: width 17", kind=Kind.CORRECTNESS, visibility="hidden",
+                   status=Status.FAILED, points=0, max_points=5,
+                   message="289 of 289 elements wrong; first at C[0, 16]",
+                   details={"wrong_masks": [hidden_mask]}),
     ]
-    r.tests[4] = TestResult("diagnostic: barriers", Kind.DIAGNOSTIC, "hidden", Status.FAILED, 0,
-                            0, f"{source.where(line)}: a barrier reached by only 1 of 256 live "
-                            "threads")
-    r.tests[5] = TestResult("timing: against the instructor's kernel", Kind.TIMING, "hidden",
-                            Status.FAILED, 20.0, 25, "at width 2048: ratio 1.45x",
-                            timing_details(student, instructor, ratio_stats(student, instructor),
-                                           1.25, 2.0, {"width": 2048}))
+    r.tests[4] = TestResult(name="diagnostic: barriers", kind=Kind.DIAGNOSTIC,
+                            visibility="hidden", status=Status.FAILED, points=0, max_points=0,
+                            message=f"{source.where(line)}: a barrier reached by only 1 of 256 "
+                            "live threads")
+    r.tests[5] = TestResult(name="timing: against the instructor's kernel", kind=Kind.TIMING,
+                            visibility="hidden", status=Status.FAILED, points=20.0, max_points=25,
+                            message="at width 2048: ratio 1.45x",
+                            details=timing_details(student, instructor,
+                                                   ratio_stats(student, instructor), 1.25, 2.0,
+                                                   {"width": 2048}))
     r.tests.append(TestResult(
-        "diagnostic: performance hints", Kind.DIAGNOSTIC, "hidden", Status.PASSED, 0, 0,
-        "1 hint(s)", {"hints": [{"kind": "float64", "line": line, "weight": 5.0,
-                                 "text": f"{source.where(line)}: float64 arithmetic"}],
-                      "unavailable": []}))
+        name="diagnostic: performance hints", kind=Kind.DIAGNOSTIC, visibility="hidden",
+        status=Status.PASSED, points=0, max_points=0, message="1 hint(s)",
+        details={"hints": [{"kind": "float64", "line": line, "weight": 5.0,
+                            "text": f"{source.where(line)}: float64 arithmetic"}],
+                 "unavailable": []}))
     return r
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from autograder import exercises
 from autograder.judge import diagnostics
+from autograder.judge.inputs import Grading
 from autograder.grading import plan
 from autograder.instrument import instrumented_launch
 from autograder.instrument.launch import select_blocks
@@ -119,8 +120,8 @@ def test_findings_of_every_run_are_merged_each_naming_its_size():
     assert found["params"] == {"n": 1201}
     ex = exercises.get("block_scan")
     # (this made-up report has no use counts: concept_use's own problem is left out here)
-    [problem] = [p for p in diagnostics.concept_problems(ex, Source("x.py", ""), merged, {})
-                 if "race" in p]
+    grading = Grading(exercise=ex, source=Source("x.py", ""), backend="sim")
+    [problem] = [p for p in diagnostics.concept_problems(grading, merged, {}) if "race" in p]
     assert "line 20" in problem and "line 22" in problem and "at n 1201" in problem
 
 
@@ -128,8 +129,9 @@ def test_an_out_of_bounds_finding_fails_the_concept_with_a_message_to_act_on():
     oob = {"array": "A", "space": "global", "access": "read", "index": [16, 3],
            "shape": [16, 16], "line": 14, "thread": [3, 15, 0], "block": [0, 1, 0]}
     report = diagnostics.merged([_report({"width": 16}, out_of_bounds=[oob])])
-    problem = diagnostics.concept_problems(exercises.get("tiled_matmul"),
-                                           Source("x.py", ""), report, {})[0]  # bounds first
+    grading = Grading(exercise=exercises.get("tiled_matmul"), source=Source("x.py", ""),
+                      backend="sim")
+    problem = diagnostics.concept_problems(grading, report, {})[0]  # bounds first
     assert problem.startswith("line 14: reads A[16, 3], but A has shape (16, 16)")
     assert "at width 16" in problem and "add a bounds check" in problem
 

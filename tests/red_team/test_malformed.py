@@ -46,9 +46,8 @@ def _cheap_grade(path: Path):
     is what would reach them (None when the submission was refused before)."""
     reached = {}
 
-    def stub(exercise, source, *args):
-        reached["source"] = source
-        result = args[-2]
+    def stub(graded, result):
+        reached["source"] = graded.source
         result.tests = []
         return result
 
