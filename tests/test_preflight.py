@@ -5,6 +5,7 @@ from the grader's is the grader's fault, not the student's."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -311,6 +312,36 @@ def test_a_change_of_any_key_part_runs_the_preflight_again(counted, change, monk
     assert len(counted) == 2
     preflight._preflight("occupancy", "sim", True)  # the new key's pass is kept too
     assert len(counted) == 2
+
+
+def _a_copy_of_the_solutions_named(monkeypatch, tmp_path):
+    """(nbgrader's course names its own copy of the solutions.)"""
+    folder = tmp_path / "course" / exercises.SOLUTIONS_FOLDER
+    shutil.copytree(exercises.solution_path("occupancy").parent, folder)
+    monkeypatch.setenv(exercises.SOLUTIONS_ENV, str(folder))
+
+
+def _pythonpath_of_the_import_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), ""]))
+
+
+def _device_asked_for_by_name(monkeypatch, tmp_path):
+    monkeypatch.setenv("KERNELGRADE_DEVICE", "sim")
+
+
+@pytest.mark.parametrize("same", [_a_copy_of_the_solutions_named, _pythonpath_of_the_import_path,
+                                  _device_asked_for_by_name],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_the_same_setup_reached_another_way_shares_the_pass(counted, same, monkeypatch,
+                                                             tmp_path):
+    """The test suite's CLI processes, nbgrader's course and Gradescope's runner reach the
+    same setup through other variables: one pass serves them all."""
+    preflight._preflight("occupancy", "sim", True)
+    key = preflight_key.fingerprint("occupancy", "sim", True)[0]
+    same(monkeypatch, tmp_path)
+    assert preflight_key.fingerprint("occupancy", "sim", True)[0] == key
+    preflight._preflight("occupancy", "sim", True)
+    assert counted == ["occupancy"]
 
 
 def test_the_sanitize_choice_and_the_exercise_are_part_of_the_key(counted):

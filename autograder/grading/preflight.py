@@ -29,7 +29,9 @@ import path (:func:`autograder.sandbox.bwrap.import_path`) with the packages ins
 (``sim``, or every GPU's UUID, name, driver version and compute capability from ``nvidia-smi``,
 and ``CUDA_VISIBLE_DEVICES``); the sandbox (bubblewrap, its binary, or plain, and why); the
 sanitize choice (and compute-sanitizer's binary on a GPU); the environment the children inherit
-(``NUMBA_*``, ``CUDA_*``, ``LD_*``, ``PYTHON*``, ``NVIDIA_*``, ``KERNELGRADE_*``). A key whose
+(``NUMBA_*``, ``CUDA_*``, ``LD_*``, ``PYTHON*``, ``NVIDIA_*``, ``KERNELGRADE_*``), less those
+whose effect is a part already (``PYTHONPATH``, ``KERNELGRADE_SOLUTIONS``,
+``KERNELGRADE_DEVICE``: the same setup reached another way shares the pass). A key whose
 parts cannot all be read (no ``nvidia-smi`` answer) is not cached. A failure is never stored;
 an entry that cannot be read, parsed or does not match its key is ignored (and replaced by the
 next pass). Processes that miss the same key at once take turns (a file lock), so a batch's

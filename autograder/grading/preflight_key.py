@@ -20,7 +20,13 @@ from autograder.host.environment import package_facts
 CACHE_FORMAT = 1
 # Environment variables the children inherit that could change a verdict (by prefix).
 _ENV_PREFIXES = ("NUMBA_", "CUDA_", "LD_", "PYTHON", "NVIDIA_", settings.PREFIX)
-_ENV_IGNORED = (CACHE_ENV, CACHE_SWITCH_ENV, settings.TEST_DEVICE)
+# Left out of the key's environment: the cache's own settings, and variables whose effect the
+# key holds already, so that one setup reached another way shares the pass. PYTHONPATH: the
+# child's import path and what is installed there are parts; KERNELGRADE_SOLUTIONS: the
+# solution's bytes are (where it lies changes nothing); KERNELGRADE_DEVICE: the device the
+# grading resolved to is.
+_ENV_IGNORED = (CACHE_ENV, CACHE_SWITCH_ENV, settings.TEST_DEVICE, "PYTHONPATH",
+                settings.SOLUTIONS, settings.DEVICE)
 
 
 def _sha256_files(paths) -> str:
