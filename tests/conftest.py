@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
+import hashlib
+import json
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,6 +16,7 @@ import pytest
 
 from autograder.exercises import known_bad
 from autograder.grader import grade, gpu_available
+from autograder.wire.results import ExerciseResult
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "assignments"
@@ -25,7 +30,22 @@ SEED = 20261122
 
 # The preflight's on-disk cache (autograder.grading.preflight) of this test run: shared by the CLI
 # processes the tests start, never the user's ~/.cache.
-os.environ.setdefault("KERNELGRADE_CACHE_DIR", tempfile.mkdtemp(prefix="kernelgrade-test-cache-"))
+_MADE_HERE: list[str] = []  # removed when the run ends (pytest_sessionfinish, below)
+if "KERNELGRADE_CACHE_DIR" not in os.environ:
+    os.environ["KERNELGRADE_CACHE_DIR"] = tempfile.mkdtemp(prefix="kernelgrade-test-cache-")
+    _MADE_HERE.append(os.environ["KERNELGRADE_CACHE_DIR"])
+# The gradings graded_once shares between this run's processes (the controller makes the folder
+# before pytest-xdist starts its workers, which inherit the variable): one run, one tree.
+SHARED_ENV = "KG_TESTS_SHARED_GRADINGS"
+if SHARED_ENV not in os.environ:
+    os.environ[SHARED_ENV] = tempfile.mkdtemp(prefix="kernelgrade-test-gradings-")
+    _MADE_HERE.append(os.environ[SHARED_ENV])
+
+
+def pytest_sessionfinish(session):
+    """The run's folders go with the process that made them (the controller under xdist)."""
+    for folder in _MADE_HERE:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def stored_count(db) -> int:
@@ -48,16 +68,32 @@ def grade_file(path, exercise: str, **kw):
 
 
 def graded_once(path, exercise: str, seed: int = SEED):
-    """``grade_file(path, exercise, seed=seed)`` with its other defaults, once per process for
-    one file, exercise and seed, shared by the tests that read it (in several files: a known-bad
-    submission is also a racy kernel). Only for tests that change nothing a grading depends on
-    (no monkeypatch, no environment) and never change the result."""
-    return _graded_once(str(Path(path).resolve()), exercise, seed)
+    """``grade_file(path, exercise, seed=seed)`` with its other defaults, once per test run for
+    one file's bytes, exercise and seed, shared by the tests that read it (in several files and
+    xdist workers: a known-bad submission is also a racy kernel and a concept variant). Only
+    for tests that change nothing a grading depends on (no monkeypatch, no environment) and
+    never change the result."""
+    return _graded_once(Path(path).resolve().read_bytes(), str(Path(path).resolve()),
+                        exercise, seed)
 
 
 @functools.cache
-def _graded_once(path: str, exercise: str, seed: int):
-    return grade_file(path, exercise, seed=seed)
+def _graded_once(text: bytes, path: str, exercise: str, seed: int):
+    """The grading, or the one another process of this run stored (``$KG_TESTS_SHARED_GRADINGS``,
+    one JSON file per key; processes that want the same key take turns under a file lock)."""
+    key = hashlib.sha256(b"\0".join([text, path.encode(), exercise.encode(), str(seed).encode(),
+                                      TEST_DEVICE.encode()])).hexdigest()
+    folder = Path(os.environ[SHARED_ENV])
+    stored = folder / f"{key}.json"
+    with open(folder / f"{key}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stored.is_file():
+            return ExerciseResult.from_dict(json.loads(stored.read_text(encoding="utf-8")))
+        result = grade_file(path, exercise, seed=seed)
+        partial = folder / f".{key}.{os.getpid()}.tmp"
+        partial.write_text(json.dumps(result.to_dict()), encoding="utf-8")
+        os.replace(partial, stored)
+        return result
 
 
 def assert_full_marks(result):

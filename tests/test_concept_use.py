@@ -1,6 +1,8 @@
-"""Kernels that show the concept's parts without using them lose the concept points, through
-``autograder grade --json`` on the test device, and keep every correctness point; honest kernels
-written otherwise than the instructor's (``files/concept_honest/``) keep every point.
+"""Kernels that show the concept's parts without using them lose the concept points on the test
+device, and keep every correctness point; honest kernels written otherwise than the
+instructor's (``files/concept_honest/``) keep every point. Graded in this process with the
+suite's seed (``conftest.graded_once``: a known-bad submission that ``test_exercises`` grades
+too is graded once); ``autograder grade --json`` is the same grading (``test_json_of_grade``).
 
 Each file in ``files/concept/`` is right and names its exercise (``# concept-exercise: NAME``),
 its verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.exercises.known_bad`) and what the concept
@@ -21,7 +23,7 @@ import pytest
 from autograder import exercises
 from autograder.exercises import known_bad
 from autograder.wire.results import ExerciseResult
-from conftest import FILES, ROOT, TEST_DEVICE
+from conftest import FILES, ROOT, SEED, TEST_DEVICE, graded_once
 
 def header(path: Path, key: str) -> list[str]:
     return [line.split(":", 1)[1].strip() for line in path.read_text().splitlines()
@@ -47,12 +49,26 @@ def test_every_exercise_with_a_use_bound_has_variants_that_fail_it():
 
 
 def grade_json(exercise: str, path: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return graded_once(path, exercise).to_dict()
+
+
+def test_json_of_grade_is_the_grading_here():
+    """``autograder grade --json`` in a process of its own gives the tests graded here."""
+    exercise, path = next((e, p) for e, p in CASES if p.parent.name == "concept")
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(path),
                            "-e", exercise, "--device", TEST_DEVICE, "--json",
-                           "--seed", "20261124"],
-                          capture_output=True, text=True, env=env, timeout=300)
-    return json.loads(done.stdout)
+                           "--seed", str(SEED)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    shown = json.loads(done.stdout)
+    here = grade_json(exercise, path)
+
+    def verdicts(data):
+        return [(t["name"], t["status"], t["points"]) for t in data["tests"]]
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert verdicts(shown) == verdicts(here)
+    assert any(t["kind"] == "concept" and t["points"] == 0 for t in shown["tests"])
 
 
 @pytest.mark.parametrize("exercise, path", CASES, ids=[p.stem for _, p in CASES])
