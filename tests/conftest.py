@@ -73,8 +73,13 @@ def graded_once(path, exercise: str, seed: int = SEED):
     xdist workers: a known-bad submission is also a racy kernel and a concept variant). Only
     for tests that change nothing a grading depends on (no monkeypatch, no environment) and
     never change the result."""
-    return _graded_once(Path(path).resolve().read_bytes(), str(Path(path).resolve()),
-                        exercise, seed)
+    try:  # a pipe, a folder or a file that cannot be read: graded every time, never shared
+        text = Path(path).resolve().read_bytes() if Path(path).is_file() else None
+    except OSError:
+        text = None
+    if text is None:
+        return grade_file(path, exercise, seed=seed)
+    return _graded_once(text, str(Path(path).resolve()), exercise, seed)
 
 
 @functools.cache

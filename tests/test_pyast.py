@@ -2,7 +2,8 @@
 3.11's AST converter can fail with ``SystemError: AST constructor recursion depth mismatch``
 when two threads parse at the same moment (CPython issue 106905), which ended one of
 ``tests/test_gpu_scheduling.py``'s eight gradings at once. The failure is too rare to provoke
-on demand, so these tests hold the grader to the guarded parse instead."""
+on demand, so these tests hold the grader to the guarded parse, and the parse to trying again
+when the converter loses count anyway (other code in the process parses without the lock)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,37 @@ def test_parse_raises_what_ast_parse_raises():
     with pytest.raises(SyntaxError):
         pyast.parse("def (:\n")
     assert isinstance(pyast.parse("1 + 2", mode="eval").body.op, ast.Add)
+
+
+def test_a_parse_that_loses_count_is_tried_again(monkeypatch):
+    real, calls = ast.parse, []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=42, after=25)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", flaky)
+    assert isinstance(pyast.parse("x = 1").body[0], ast.Assign)
+    assert len(calls) == 2
+
+
+def test_a_parse_that_always_loses_count_or_fails_otherwise_raises(monkeypatch):
+    def broken(*args, **kwargs):
+        raise SystemError("AST constructor recursion depth mismatch (before=1, after=0)")
+
+    monkeypatch.setattr(ast, "parse", broken)
+    with pytest.raises(SystemError):
+        pyast.parse("x = 1")
+
+    calls = []
+
+    def other(*args, **kwargs):
+        calls.append(1)
+        raise SystemError("something else")
+
+    monkeypatch.setattr(ast, "parse", other)
+    with pytest.raises(SystemError, match="something else"):
+        pyast.parse("x = 1")
+    assert len(calls) == 1
