@@ -18,8 +18,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/autograder batch examples/submitted --db demo-out/results.sqlite --device auto
 
+# Three workers on two cores: the gradings wait on their child processes part of the time (a
+# class-sized suite ran 7:54 with -n 3 against 9:04 with -n 2 on a 2-core machine, 2026-11-25).
 test: $(STAMP) system-deps
-	$(PY) -m pytest -q -n 2 --durations=15
+	$(PY) -m pytest -q -n 3 --durations=15
 
 # How grading children run here: under bubblewrap (the optional system package `bubblewrap`,
 # used when it is installed and works; nothing here needs root) or as plain child processes.
