@@ -56,8 +56,8 @@ def losing_solution(monkeypatch, tmp_path, fresh_preflight):
     broken.write_text(text.replace("B[b_row, b_col] = tile[tx, ty + j]", wrong))
     assert wrong in broken.read_text()
     real = exercises.solution_path  # other exercises' solutions stay (hints use occupancy's)
-    monkeypatch.setattr(exercises, "solution_path",
-                        lambda ex: broken if ex.name == "transpose" else real(ex))
+    monkeypatch.setattr(exercises, "solution_path",  # called with an Exercise or its name
+                        lambda ex: broken if getattr(ex, "name", ex) == "transpose" else real(ex))
     return broken
 
 
@@ -578,4 +578,5 @@ def test_no_preflight_cache_grades_the_solution_again_and_stores_nothing(tmp_pat
     assert remembered() == []
     out = subprocess.run(args, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr
-    assert len(remembered()) == 1
+    # (on a GPU the driver's occupancy answers are kept beside it, in driver_answers/)
+    assert len([p for p in remembered() if p.parent.name == "preflight"]) == 1
