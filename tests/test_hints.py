@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.exercises import known_bad
 from autograder.judge import hints
 from autograder.judge import occupancy_calculator as occupancy
 from autograder.judge.inputs import Children, Grading
@@ -22,6 +23,7 @@ from autograder.wire.protocol import Compiled, Imported
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 from autograder.source.submission import load_source
 from autograder.timing.measure import ratio_stats, timing_details
+from conftest import SOLUTIONS, grade_file
 
 HINTS = Path(__file__).resolve().parent / "files" / "hints"
 KERNELS = ["f64_accumulator", "f32_accumulator", "column_tile", "padded_tile",
@@ -408,3 +410,17 @@ def test_on_a_gpu_lost_timing_points_name_the_issue_s_causes(name, path, cause):
     assert "no likely cause" not in timing.message
     if timing.points < timing.max_points and (timing.details or {}).get("timing"):
         assert "likeliest cause: " in timing.message and cause in timing.message, timing.message
+
+
+def test_a_fault_of_the_hints_never_costs_the_grading(monkeypatch):
+    """The hints are a no-points diagnostic: when they fail (a grader bug, or CPython's AST
+    converter under load), the grading keeps every point and the instructor is told."""
+    def broken(*args, **kwargs):
+        raise SystemError("AST constructor recursion depth mismatch (before=42, after=25)")
+
+    monkeypatch.setattr(hints, "apply", broken)
+    result = grade_file(SOLUTIONS / "occupancy.py", "occupancy")
+    assert not known_bad.full_marks_problems(result)
+    assert any("performance hints not given" in n and "SystemError" in n
+               for n in result.instructor_notes)
+    assert not any("performance hints" in n for n in result.notes)

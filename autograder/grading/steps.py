@@ -76,13 +76,24 @@ def _grade_source(grading: Grading, result: ExerciseResult) -> ExerciseResult:
     if early_failure(source, kids.run) is None:  # an early failure's diagnostics are in collect's
         result.tests += diagnostics.tests(grading, report, kids.sanitized,
                                           judge.instrument_failure(source, kids.instrumented))
-        from autograder.judge import hints  # performance hints: a no-points diagnostic, the timing's cause
-        hints.apply(result, grading, kids, report)
+        _add_hints(result, grading, kids, report)
     if grading.backend == "sim" and kids.compiled is not None:
         judge.void_unless_compiled(result.tests, source, kids.run, kids.compiled)
     _add_notes(result, grading, kids)
     _scrub_paths(result, work)
     return result
+
+
+def _add_hints(result: ExerciseResult, grading, kids, report) -> None:
+    """The performance hints (:func:`autograder.judge.hints.apply`): a no-points diagnostic,
+    so a fault of theirs never costs the grading; the instructor reads it."""
+    from autograder.judge import hints
+
+    try:
+        hints.apply(result, grading, kids, report)
+    except Exception as exc:  # noqa: BLE001 (the grader's own fault, named for the instructor)
+        result.instructor_notes.append(
+            f"performance hints not given (the grader's fault): {type(exc).__name__}: {exc}")
 
 
 #: The student's note when what their code printed went to the instructor alone.
