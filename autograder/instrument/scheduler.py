@@ -2,11 +2,16 @@
 but only one runs at a time and the order is fixed.
 
 In each *episode* the live lanes run, in linear thread-id order, each until it reaches a barrier
-or returns; then the episode ends (the recorder sees who arrived where and who exited) and the
-lanes at the barrier run the next episode. This is the simulator's barrier rule (release when
-every live thread waits), with the arbitrary thread interleaving replaced by a fixed one, so the
-same kernel gives the same record every run. Handing over is baton passing between locks; the
-lane threads are reused for every block of the launch.
+or returns; then the episode ends (a recorder, if any, sees who arrived where and who exited)
+and the lanes at the barrier run the next episode. This is the simulator's barrier rule
+(release when every live thread waits), with the arbitrary thread interleaving replaced by a
+fixed one, so the same kernel gives the same outputs (and record) every run. Handing over is
+baton passing between locks; the lane threads are reused for every block, and by
+:func:`install` for every launch of the child.
+
+Without a recorder a runner may *let go*: when no lane hands over for ``patience`` seconds (a
+lane spinning on a flag that a later lane sets, which the fixed order would never reach), every
+lane of the episode runs at once from then on, as in Numba's own simulator.
 """
 
 from __future__ import annotations
@@ -70,6 +75,8 @@ class Lane(threading.Thread):
                 return
             try:
                 if not r.aborting:
+                    if r.debug:  # as Numba's simulator does for @cuda.jit(debug=True)
+                        np.seterr(divide="raise")
                     r.fn(*r.args)
             except Abort:
                 pass
@@ -77,13 +84,13 @@ class Lane(threading.Thread):
                 r.fail(self, exc)
             if r.closing:
                 return
-            r.lane_exit(self)
+            r.lane_done(self, None)
 
     def syncthreads(self):
         r = self.runner
         if r.aborting:
             raise Abort
-        r.lane_barrier(self, r.rec.loc(caller_frame(sys._getframe(1))))
+        r.lane_done(self, r.rec.loc(caller_frame(sys._getframe(1))) if r.rec else 0)
         self.go.acquire()
         if r.aborting:
             raise Abort
@@ -107,69 +114,116 @@ class Lane(threading.Thread):
 
 
 class BlockRunner:
-    def __init__(self, fn, block_dim: tuple[int, int, int], rec):
+    """The lanes of one block shape, run block after block by :meth:`run_block`.
+
+    ``rec``: the instrument's recorder (``loc``, ``switch``, ``block_start``, ``episode_end``,
+    ``block_end``), or None for a plain run. ``patience``: seconds without a hand-over before
+    the runner lets go (None: never; only without a recorder)."""
+
+    def __init__(self, fn, block_dim: tuple[int, int, int], rec=None,
+                 patience: float | None = None, debug: bool = False):
+        if rec is not None and patience is not None:
+            raise ValueError("a recorded run never lets go: its order is the record")
         self.fn = fn
         self.args = ()
         self.rec = rec
-        self.block_state = np.zeros(rec.nthreads, dtype=np.bool_)
+        self.patience = patience
+        self.debug = debug
+        self.free = False
+        bx, by, bz = block_dim
+        self.block_state = np.zeros(bx * by * bz, dtype=np.bool_)
         self.closing = False
         self.aborting = False
         self.error = None
+        self._lock = threading.Lock()
         self._main = threading.Lock()
         self._main.acquire()
-        bx, by, bz = block_dim
+        self._handovers = 0
         self.lanes = [Lane(self, x + bx * (y + by * z), (x, y, z))
                       for z in range(bz) for y in range(by) for x in range(bx)]
         for lane in self.lanes:
             lane.start()
 
-    # -- called by lanes (exactly one runs at a time) ----------------------------------------
-    def _pass(self) -> None:
-        if self._pos < len(self._queue):
-            nxt = self._queue[self._pos]
-            self._pos += 1
-            self.rec.switch(nxt.thread_id)
-            nxt.go.release()
-        else:
-            self._main.release()
-
-    def lane_barrier(self, lane: Lane, loc: int) -> None:
-        self._arrived.append((lane, loc))
-        self._pass()
-
-    def lane_exit(self, lane: Lane) -> None:
-        self._exited.append(lane.thread_id)
-        self._pass()
+    # -- called by lanes (exactly one runs at a time until the runner lets go) -----------------
+    def lane_done(self, lane: Lane, loc: int | None) -> None:
+        """``lane`` reached a barrier at ``loc``, or (``loc`` None) returned."""
+        with self._lock:
+            if loc is None:
+                self._exited.append(lane.thread_id)
+            else:
+                self._arrived.append((lane, loc))
+            self._handovers += 1
+            if self._pos < len(self._queue):
+                nxt = self._queue[self._pos]
+                self._pos += 1
+                if self.rec is not None:
+                    self.rec.switch(nxt.thread_id)
+                nxt.go.release()
+            elif len(self._arrived) + len(self._exited) == len(self._queue):
+                self._main.release()
 
     def fail(self, lane: Lane, exc: BaseException) -> None:
-        if self.error is None:
-            self.error = KernelFailure(exc, lane.thread_id, self.rec.block)
-            self.error.__traceback__ = exc.__traceback__
-        self.aborting = True
+        with self._lock:
+            if self.error is None:
+                self.error = KernelFailure(exc, lane.thread_id, self._block)
+                self.error.__traceback__ = exc.__traceback__
+            self.aborting = True
 
     # -- called by the launching thread ------------------------------------------------------
+    def _let_go(self) -> None:
+        """Every lane of the episode not yet started starts now (with the lock held)."""
+        self.free = True
+        while self._pos < len(self._queue):
+            self._queue[self._pos].go.release()
+            self._pos += 1
+
+    def _wait_episode(self) -> None:
+        if self.patience is None or self.free:
+            self._main.acquire()
+            return
+        seen = -1
+        while not self._main.acquire(timeout=self.patience):
+            with self._lock:
+                if self._handovers == seen:
+                    self._let_go()
+                seen = self._handovers
+
     def run_block(self, block_idx: tuple[int, int, int], args) -> None:
+        """Run every lane of block ``block_idx`` on ``args`` to its end.
+
+        Raises :class:`KernelFailure` for the first lane (in the fixed order) that raised."""
         from numba.cuda.simulator.kernelapi import Dim3
 
         self.args = args
+        self._block = block_idx
+        self.aborting, self.error = False, None
         for lane in self.lanes:
             lane.blockIdx = Dim3(*block_idx)
-        self.rec.block_start(block_idx)
+        if self.rec is not None:
+            self.rec.block_start(block_idx)
         queue = self.lanes
         episode = 0
         while queue:
-            self._queue, self._pos = queue, 0
-            self._arrived, self._exited = [], []
-            self._pass()
-            self._main.acquire()
-            if not self.aborting:
+            with self._lock:
+                self._queue, self._pos = queue, 0
+                self._arrived, self._exited = [], []
+                if self.free:
+                    self._let_go()
+                else:
+                    self._pos = 1
+                    if self.rec is not None:
+                        self.rec.switch(queue[0].thread_id)
+                    queue[0].go.release()
+            self._wait_episode()
+            if self.rec is not None and not self.aborting:
                 self.rec.episode_end(episode, [(lane.thread_id, loc) for lane, loc in
                                                self._arrived], self._exited)
             queue = [lane for lane, _ in self._arrived]
             episode += 1
         if self.error is not None:
             raise self.error
-        self.rec.block_end()
+        if self.rec is not None:
+            self.rec.block_end()
 
     def close(self) -> None:
         """End every lane thread: those parked at a barrier (after a failure in the launching

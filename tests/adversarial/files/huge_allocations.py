@@ -1,8 +1,7 @@
 # adversarial: huge host and "device" allocations, at the top level (64 GiB arrays, a 2^40-byte
 # bytearray) and inside the kernel (a 2^31-element local array per thread, a device array).
 # adversarial-exercise: tiled_matmul
-# kernelgrade-expect-gpu: correctness=error
-# kernelgrade-expect-sim: correctness=failed
+# kernelgrade-expect: correctness=error
 import numpy as np
 from numba import cuda, float32
 
