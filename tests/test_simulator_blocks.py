@@ -107,6 +107,20 @@ PROBE = textwrap.dedent(r'''
     spin_on_a_later_thread[2, 32](np.zeros(1, np.int32), y)
     out["spin"] = int(y[0])
 
+    import time
+
+    @cuda.jit
+    def slow_first_thread(flag, y):      # thread 0 waits without CPU: the order holds
+        t = cuda.threadIdx.x
+        if t == 0:
+            time.sleep(0.6)
+            flag[0] = 1
+        y[t] = flag[0]
+
+    y = np.zeros(8, np.int32)
+    slow_first_thread[1, 8](np.zeros(1, np.int32), y)
+    out["slow_first"] = y.tolist()
+
     @cuda.jit
     def out_of_bounds(x):
         t = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
@@ -167,6 +181,12 @@ def test_block_votes_count_every_thread_of_a_2d_block(probe):
 
 def test_a_thread_spinning_on_a_later_thread_finishes_when_the_lanes_let_go(probe):
     assert probe["spin"] == 7
+
+
+def test_a_thread_slowed_without_using_cpu_keeps_the_order(probe):
+    """Patience counts CPU time: a lane held up by a busy machine (here: asleep) is not a lane
+    spinning, so the later threads still run after it and see its store."""
+    assert probe["slow_first"] == [1] * 8
 
 
 def test_an_error_is_numbas_with_the_thread_and_block_and_the_lanes_recover(probe):

@@ -27,7 +27,7 @@ def prepare_simulator() -> None:
     negative_shape_indices()
 
 
-# Seconds without a hand-over before a block's lanes all run at once (instrument.scheduler).
+# CPU seconds without a hand-over before a block's lanes all run at once (instrument.scheduler).
 PATIENCE = 0.5
 # The most lanes kept parked between launches (threads of 1 MiB stack, reused by block shape).
 MAX_PARKED_LANES = 2048

@@ -9,9 +9,10 @@ fixed one, so the same kernel gives the same outputs (and record) every run. Han
 baton passing between locks; the lane threads are reused for every block, and by
 :func:`install` for every launch of the child.
 
-Without a recorder a runner may *let go*: when no lane hands over for ``patience`` seconds (a
-lane spinning on a flag that a later lane sets, which the fixed order would never reach), every
-lane of the episode runs at once from then on, as in Numba's own simulator.
+Without a recorder a runner may *let go*: when no lane hands over while the process uses
+``patience`` seconds of CPU time (a lane spinning on a flag that a later lane sets, which the
+fixed order would never reach), every lane of the episode runs at once from then on, as in
+Numba's own simulator.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -117,8 +119,8 @@ class BlockRunner:
     """The lanes of one block shape, run block after block by :meth:`run_block`.
 
     ``rec``: the instrument's recorder (``loc``, ``switch``, ``block_start``, ``episode_end``,
-    ``block_end``), or None for a plain run. ``patience``: seconds without a hand-over before
-    the runner lets go (None: never; only without a recorder)."""
+    ``block_end``), or None for a plain run. ``patience``: seconds of CPU time without a
+    hand-over before the runner lets go (None: never; only without a recorder)."""
 
     def __init__(self, fn, block_dim: tuple[int, int, int], rec=None,
                  patience: float | None = None, debug: bool = False):
@@ -181,12 +183,21 @@ class BlockRunner:
         if self.patience is None or self.free:
             self._main.acquire()
             return
-        seen = -1
-        while not self._main.acquire(timeout=self.patience):
+        # Patience counts the process's CPU time, which only the running lane uses: a lane
+        # slowed by a busy machine does not make the runner let go, so a racy kernel's outputs
+        # do not depend on what else runs.
+        seen, since = -1, 0.0
+        while not self._main.acquire(timeout=min(self.patience, 0.1)):
             with self._lock:
-                if self._handovers == seen:
+                now = time.process_time()
+                if self._handovers != seen:
+                    seen, since = self._handovers, now
+                elif now - since >= self.patience:
                     self._let_go()
-                seen = self._handovers
+                    break
+        else:
+            return
+        self._main.acquire()
 
     def run_block(self, block_idx: tuple[int, int, int], args) -> None:
         """Run every lane of block ``block_idx`` on ``args`` to its end.
