@@ -159,8 +159,11 @@ def test_killed_batch_resumes_to_the_uninterrupted_result(tmp_path):
             time.sleep(0.05)
         time.sleep(rng.uniform(0.0, 1.5))
         running = _marked(marker)
-        assert proc.poll() is not None or len(running) >= 2, \
-            f"the marker does not reach the batch's workers: {running}"  # batch + its workers
+        # The batch and its workers, unless the batch has ended or is past its last grading
+        # (its workers already closed: a fast class can get there within the pause).
+        assert proc.poll() is not None or len(running) >= 2 \
+            or stored_count(db) == len(keys), \
+            f"the marker does not reach the batch's workers: {running}"
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)  # the batch process only: its children must follow
         proc.wait()
