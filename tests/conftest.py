@@ -112,6 +112,14 @@ def assert_rejected(path, result):
         "\n".join(f"  {t.name}: {t.status.value} {t.message[:200]}" for t in result.tests)
 
 
+def env_with_root(**extra: str) -> dict:
+    """This process's environment for a child Python with the checkout first on ``PYTHONPATH``,
+    what was there kept after it (the GPU checks carry their packages on ``PYTHONPATH``: a child
+    given the checkout alone could not import them)."""
+    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
 def needs_gpu(reason: str = "needs a CUDA GPU"):
     return pytest.mark.skipif(TEST_DEVICE != "gpu" or not gpu_available(), reason=reason)
 

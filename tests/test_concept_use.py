@@ -13,7 +13,6 @@ submission in an exercise's ``mutants/`` with a ``# concept-message:`` line is o
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from autograder import exercises
 from autograder.exercises import known_bad
 from autograder.wire.results import ExerciseResult
-from conftest import FILES, ROOT, SEED, TEST_DEVICE, graded_once
+from conftest import FILES, SEED, TEST_DEVICE, env_with_root, graded_once
 
 def header(path: Path, key: str) -> list[str]:
     return [line.split(":", 1)[1].strip() for line in path.read_text().splitlines()
@@ -59,7 +58,7 @@ def test_json_of_grade_is_the_grading_here():
                            "-e", exercise, "--device", TEST_DEVICE, "--json",
                            "--seed", str(SEED)],
                           capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          env=env_with_root())
     shown = json.loads(done.stdout)
     here = grade_json(exercise, path)
 

@@ -5,7 +5,6 @@ The games graded on a GPU are in tests/test_timing.py."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ from autograder.wire.results import Status
 from autograder.sandbox.run import ChildRun
 from autograder.source.submission import Source
 from autograder.timing.outputs import TOLERANCE_FACTOR, wrong_launches
-from conftest import ROOT
+from conftest import env_with_root
 
 N = 2048 * 2048
 SQ_REF = 1.0e9  # a plausible sum of C's squares at width 2048
@@ -209,7 +208,7 @@ _SIM_SCRIPT = textwrap.dedent("""
 def test_the_check_kernels_on_the_simulator():
     """Poison, compare and the table's rows, run by the CUDA simulator (its own process: the
     simulator is chosen when numba.cuda is first imported)."""
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": str(ROOT)}
+    env = env_with_root(NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

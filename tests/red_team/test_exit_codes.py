@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from autograder import exercises
 from autograder.cli import app
-from conftest import ROOT
+from conftest import ROOT, env_with_root
 
 EXERCISE = "tiled_matmul"
 SOLUTION = exercises.solution_path(EXERCISE)
@@ -166,7 +166,7 @@ def test_a_file_the_grader_may_not_read_is_exit_2(tmp_path):
 
 
 def test_the_real_entry_point_keeps_the_rule(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = env_with_root()
     base = [sys.executable, "-m", "autograder.cli", "grade", "-e", EXERCISE, "--device", "sim"]
     txt = subprocess.run([*base, "--json", str(_txt(tmp_path))], capture_output=True, text=True,
                          cwd=ROOT, env=env, timeout=120)

@@ -24,7 +24,7 @@ from autograder import exercises, grader
 from autograder.wire.results import Status
 from autograder.source.submission import (SubmissionError, linked_part, load_source,
                                    read_submission_bytes)
-from conftest import ROOT, TEST_DEVICE
+from conftest import ROOT, TEST_DEVICE, env_with_root
 
 EXERCISE = "tiled_matmul"
 SOLUTION = exercises.solution_path(EXERCISE)
@@ -145,7 +145,7 @@ def test_grade_gives_0_and_starts_no_child(things, kind, monkeypatch, no_hang):
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "autograder.cli", *args], capture_output=True,
                           text=True, cwd=ROOT, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          env=env_with_root())
 
 
 @pytest.mark.parametrize("kind", ["to_solution", "to_passwd"])
