@@ -66,8 +66,7 @@ class GlobalLoads(Analysis):
         for e in iv.global_log:
             key = e[1] * ARRAYS + e[2]
             counts[key] = counts.get(key, 0) + 1
-            # Lined up by (line, array), not by site: CPython 3.11 moves an instruction's
-            # offset (f_lasti) when it quickens the code, part way through a warp.
+            # Lined up by (line, array), the unit the report counts loads in.
             log.append((e[0], site_loc(e[1]) * ARRAYS + e[2], e[2], e[3]))
         for lanes in _lanes_by_warp(log):
             if uniform_lanes(lanes):

@@ -2,7 +2,8 @@
 through. Each access does the real NumPy access first, so errors are the simulator's own.
 
 The hot path is kept short: the offset is computed inline for 1-d and 2-d arrays, and the
-caller is recorded as a *site* (``f_lasti * SITE + code index``), not a line: computing a line
+caller is recorded as a *site* (``Recorder.site``: the instruction's offset and the code
+object's index), not a line: computing a line
 number (``f_lineno``) and hashing a code object both cost more than the rest of the access.
 ``Recorder.site_loc`` turns sites into lines later, once per distinct site.
 
@@ -70,6 +71,13 @@ class ArrayProxy:
         self._sink = self._make_sink(rec)
         self._meta = meta if meta is not None else ary
         self.shape = self._meta.shape
+
+    def _site(self, f) -> int:
+        """The site of the access made at frame ``f`` (``Recorder.site``, inlined: hot path)."""
+        entry = self._codes.get(id(f.f_code))
+        if entry is None:
+            entry = self._rec.code_entry(f.f_code)
+        return entry[1][f.f_lasti >> 1] * SITE + entry[0]
 
     # -- bounds -------------------------------------------------------------------------------
     def _check(self, idx, kind):
@@ -286,12 +294,8 @@ class _SharedRecord:
         return rec.shared_log.append   # the log is cleared in place, never replaced
 
     def _record(self, off, kind, f):
-        code = f.f_code
-        ci = self._codes.get(id(code))
-        if ci is None:
-            ci = self._rec.code_index(code)
         rec = self._rec
-        self._sink((rec.tid, f.f_lasti * SITE + ci, self._id, off, kind))
+        self._sink((rec.tid, self._site(f), self._id, off, kind))
         if kind == READ:
             rec.last_shared_read = (rec.tid, self._a, off - self._base)
 
@@ -326,12 +330,7 @@ class _GlobalRecord:
             if type(value) is _ndarray:
                 return self._view(value)
             off = self._offset(idx)
-        f = _getframe(1)
-        code = f.f_code
-        ci = self._codes.get(id(code))
-        if ci is None:
-            ci = self._rec.code_index(code)
-        self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
+        self._sink((self._rec.tid, self._site(_getframe(1)), self._id, off))
         return value
 
     def __setitem__(self, idx, value):
@@ -342,21 +341,13 @@ class _GlobalRecord:
 
     def _record(self, off, kind, f):
         if kind == READ:
-            code = f.f_code
-            ci = self._codes.get(id(code))
-            if ci is None:
-                ci = self._rec.code_index(code)
-            self._sink((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
+            self._sink((self._rec.tid, self._site(f), self._id, off))
         else:
             self._rec.global_stores.add((self._id, off))
             if kind == WRITE:
                 while f.f_code.co_filename == _THIS_FILE:   # __setitem__ called super()'s
                     f = f.f_back
-                code = f.f_code
-                ci = self._codes.get(id(code))
-                if ci is None:
-                    ci = self._rec.code_index(code)
-                self._rec.store_log.append((self._rec.tid, f.f_lasti * SITE + ci, self._id, off))
+                self._rec.store_log.append((self._rec.tid, self._site(f), self._id, off))
             if self._rec.store_from_shared:
                 self._rec.stores_from_shared.add((self._id, off))
 

@@ -9,17 +9,38 @@ findings at interval and block ends.
 
 A source location (*loc*) is one int: the line number, plus ``FILE_STRIDE * i`` for the i-th
 other file (0 is the kernel's own file). Memory hooks record a *site* instead, the instruction:
-``f_lasti * SITE + code index``; ``site_loc`` maps it to a loc once per distinct site. Code
+``offset * SITE + code index``, the offset being ``f_lasti``'s instruction (``instruction_starts``); ``site_loc`` maps it to a loc once per distinct site. Code
 objects are looked up by ``id``: hashing a code object hashes its whole contents.
 """
 
 from __future__ import annotations
+
+import dis
 
 READ, WRITE, ATOMIC = 0, 1, 2
 ACCESS_NAMES = ("read", "write", "atomic")
 FILE_STRIDE = 10_000_000
 SITE = 4096     # code objects per launch, at most
 ARRAYS = 1024   # arrays per launch, at most (global load counters are keyed by one int)
+
+
+_CACHE = dis.opmap.get("CACHE", -1)
+
+
+def instruction_starts(code) -> tuple[int, ...]:
+    """For each 2-byte code unit of ``code``, the offset of the instruction it belongs to.
+
+    CPython 3.11 and later follow some instructions with inline ``CACHE`` units, and a frame's
+    ``f_lasti`` may point at the instruction or, once the interpreter has specialized it, at
+    one of its caches (3.12: ``BINARY_SUBSCR`` at 6 for a thread's first reads of a proxy, at
+    8 for later threads'). The instruction's own offset names it on every version."""
+    raw = code.co_code
+    starts, start = [], 0
+    for offset in range(0, len(raw), 2):
+        if raw[offset] != _CACHE:
+            start = offset
+        starts.append(start)
+    return tuple(starts)
 
 
 def _line_at(code, lasti: int) -> int:
@@ -66,7 +87,7 @@ class Recorder:
         self.block_dim = block_dim
         self.nthreads = block_dim[0] * block_dim[1] * block_dim[2]
         self.files = [kernel_file]
-        self.code_ids = {}        # id(code) -> code index
+        self.code_ids = {}        # id(code) -> (code index, instruction_starts(code))
         self._codes = []          # code index -> (code, file offset); keeps the ids valid
         self._site_loc = {}
         self.analyses = analyses
@@ -98,14 +119,23 @@ class Recorder:
         self.arrays.append(info)
         return len(self.arrays) - 1
 
-    def code_index(self, code) -> int:
-        ci = self.code_ids.get(id(code))
-        if ci is None:
+    def code_entry(self, code) -> tuple[int, tuple[int, ...]]:
+        """(code index, :func:`instruction_starts`) of ``code``, registered on first use."""
+        entry = self.code_ids.get(id(code))
+        if entry is None:
             if len(self._codes) >= SITE:
                 raise RuntimeError("too many code objects for one instrumented launch")
-            ci = self.code_ids[id(code)] = len(self._codes)
+            entry = self.code_ids[id(code)] = (len(self._codes), instruction_starts(code))
             self._codes.append((code, self.file_offset(code.co_filename)))
-        return ci
+        return entry
+
+    def code_index(self, code) -> int:
+        return self.code_entry(code)[0]
+
+    def site(self, frame) -> int:
+        """The instruction ``frame`` is at, as a site (the proxies inline this)."""
+        ci, starts = self.code_entry(frame.f_code)
+        return starts[frame.f_lasti >> 1] * SITE + ci
 
     def loc(self, frame) -> int:
         return frame.f_lineno + self._codes[self.code_index(frame.f_code)][1]
