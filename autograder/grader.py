@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import exercises
+from autograder.errors import GraderSetupError
 from autograder.grading import preflight as preflight_mod
 from autograder.grading.devices import default_limits, gpu_available, gpu_count, no_gpu_reason, resolve_device
 from autograder.grading.steps import grade_submission
@@ -50,6 +51,8 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
         exercise = replace(exercise, timing=None,
                            cases=[c for c in exercise.cases if c.visibility == visibility])
     backend = resolve_device(device)
+    if visibility is None:
+        _require_solution(exercise.name)
     single_threaded_blas()  # before any child is forked: see autograder.host.blas
     check = None
     try:
@@ -64,3 +67,14 @@ def grade(submission: str | Path, exercise_name: str, device: str = "auto",
     if check is not None:
         check.result()  # on a GPU it ran beside the student's: a failure discards their result
     return result
+
+
+def _require_solution(name: str) -> None:
+    """A whole grading needs the instructor's solution (the preflight, the timing reference):
+    without one the grader's setup is at fault, before any student's code runs. On a GPU the
+    preflight runs beside the student's grading, whose timing step met the missing file first
+    and ended in a traceback (exit 1)."""
+    try:
+        exercises.solution_path(name)
+    except FileNotFoundError as exc:
+        raise GraderSetupError(str(exc)) from None

@@ -119,3 +119,33 @@ def test_the_public_tests_show_what_the_code_prints(tmp_path):
     sizes = {c.params["n"] for c in exercises.get("block_sum").cases if c.visibility == "public"}
     assert any(n.startswith("your code printed:") and sizes <= _printed(n) for n in result.notes)
     assert sizes <= _printed(public.report(result))
+
+
+def test_code_that_prints_nothing_is_not_said_to_have_printed():
+    """On a GPU the grader compiles the kernel with line info (compute-sanitizer's runs), and
+    Numba warned that it could not find the source, which the sandbox hides: the instructor's
+    solution "printed something while it was graded" (seen on an H200, 2026-11-26). The grader's
+    copy of the source is what ``inspect`` finds now."""
+    from conftest import graded_once
+
+    result = graded_once(exercises.solution_path("tiled_matmul"), "tiled_matmul")
+    assert grading.PRINTED_NOTE not in result.notes
+    assert not [n for n in result.notes + result.instructor_notes if "printed" in n], \
+        result.instructor_notes
+
+
+def test_the_child_finds_the_source_of_a_kernel_whose_file_it_cannot_see(tmp_path):
+    """Numba's line info asks ``inspect`` for a kernel's ``def`` line; the child builds the
+    module from the grader's copy of the text, at a path the sandbox may not show."""
+    import inspect
+
+    from autograder.child.contract import import_submission
+
+    text = (ROOT / "solutions" / "tiled_matmul.py").read_text()
+    missing = str(tmp_path / "not_here" / "submission.py")
+    module = import_submission(missing, text)
+    kernel = module.tiled_matmul
+    fn = getattr(kernel, "py_func", kernel)
+    lines, start = inspect.getsourcelines(fn)
+    assert "def tiled_matmul" in "".join(lines)
+    assert lines == text.splitlines(True)[start - 1:start - 1 + len(lines)]

@@ -7,6 +7,7 @@ before Numba is first imported.
 
 from __future__ import annotations
 
+import linecache
 import sys
 import types
 
@@ -29,6 +30,10 @@ def import_submission(path: str, text: str | None = None, lazy: bool = False,
     if text is None:
         with open(path, encoding="utf-8") as f:
             text = f.read()
+    # The grader's copy is the source of record, also for whoever asks ``inspect`` and
+    # ``linecache`` (tracebacks; Numba's line info, which warned of a missing source inside the
+    # sandbox, where ``path`` is not visible, and so made the kernel "print" something).
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
     module = types.ModuleType("submission")
     module.__file__ = path
     sys.modules["submission"] = module

@@ -186,3 +186,28 @@ def test_the_rule_is_in_the_help_and_the_readme():
     readme = (ROOT / "README.md").read_text()
     assert "**Exit status: one rule everywhere**" in readme
     assert "Exit status" in CliRunner().invoke(app, ["grade", "--help"]).stdout
+
+
+def test_no_instructor_solution_is_exit_2_whatever_the_preflight_s_order(monkeypatch, tmp_path):
+    """On a GPU the preflight runs beside the student's grading, which met the missing solution
+    first (its timing reference) and ended in a traceback, exit 1 (an installed kernelgrade on an
+    H200, 2026-11-26). A preflight that has not finished stands in for the GPU's here."""
+    from autograder.grading import preflight
+
+    class Running:
+        def done(self):
+            return False
+
+        def result(self):
+            return None
+
+    def missing(exercise):
+        raise FileNotFoundError("no instructor solution for tiled_matmul: set KERNELGRADE_SOLUTIONS")
+
+    monkeypatch.setattr(preflight, "start", lambda *a, **k: Running())
+    monkeypatch.setattr(exercises, "solution_path", missing)
+    sub = tmp_path / "kernel.py"
+    sub.write_text(SOLUTION.read_text())
+    result = CliRunner().invoke(app, ["grade", str(sub), "-e", EXERCISE, "--device", "sim"])
+    assert result.exit_code == 2, result.output
+    assert "KERNELGRADE_SOLUTIONS" in result.output
