@@ -1,8 +1,8 @@
 """Kernels that show the concept's parts without using them lose the concept points on the test
 device, and keep every correctness point; honest kernels written otherwise than the
-instructor's (``files/concept_honest/``) keep every point. Graded in this process with the
-suite's seed (``conftest.graded_once``: a known-bad submission that ``test_exercises`` grades
-too is graded once); ``autograder grade --json`` is the same grading (``test_json_of_grade``).
+instructor's (``files/concept_honest/``) keep every point but timing's. Graded in this process
+with the suite's seed (``conftest.graded_once``: a known-bad submission that ``test_exercises``
+grades too is graded once); ``autograder grade --json`` is the same grading (``test_json_of_grade``).
 
 Each file in ``files/concept/`` is right and names its exercise (``# concept-exercise: NAME``),
 its verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.exercises.known_bad`) and what the concept
@@ -86,9 +86,13 @@ def test_presence_without_use_loses_the_concept_points(exercise, path):
 
 
 @pytest.mark.parametrize("exercise, path", HONEST, ids=[p.stem for _, p in HONEST])
-def test_an_honest_kernel_written_otherwise_keeps_every_point(exercise, path):
+def test_an_honest_kernel_written_otherwise_keeps_every_point_but_speed(exercise, path):
+    """Every correctness, concept and diagnostic point. Not timing: these kernels are written
+    to try the concept test, not to be fast (on an H200, 2026-11-26, matmul_guarded_loads'
+    inner loop cut at the matrix's edge, a trip count known only at run time, ran 3.39 times
+    the instructor's time; with ``range(TILE_WIDTH)`` 1.40 times)."""
     data = grade_json(exercise, path)
     wrong = [f"{t['name']}: {t['status']} {t['message'][:300]}" for t in data["tests"]
-             if t["status"] not in ("passed", "skipped")]
+             if t["kind"] != "timing" and t["status"] not in ("passed", "skipped")]
     assert not wrong, wrong
     assert any(t["kind"] == "concept" and t["status"] == "passed" for t in data["tests"])

@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from autograder import exercises, grader
 from autograder.grading import steps as grading
 from autograder.judge.cases import output_hint, printed_for_student
@@ -134,16 +136,20 @@ def test_code_that_prints_nothing_is_not_said_to_have_printed():
         result.instructor_notes
 
 
-def test_the_child_finds_the_source_of_a_kernel_whose_file_it_cannot_see(tmp_path):
+@pytest.mark.parametrize("side", ["student", "instructor"])
+def test_the_child_finds_the_source_of_a_kernel_whose_file_it_cannot_see(tmp_path, side):
     """Numba's line info asks ``inspect`` for a kernel's ``def`` line; the child builds the
-    module from the grader's copy of the text, at a path the sandbox may not show."""
+    student's module, and the timed child the instructor's, from the grader's copy of the
+    text, at a path the sandbox does not show."""
     import inspect
 
     from autograder.child.contract import import_submission
+    from autograder.child.timing import import_solution
 
     text = (ROOT / "solutions" / "tiled_matmul.py").read_text()
-    missing = str(tmp_path / "not_here" / "submission.py")
-    module = import_submission(missing, text)
+    missing = str(tmp_path / "not_here" / f"{side}.py")
+    module = (import_submission(missing, text) if side == "student"
+              else import_solution(missing, {"TILE_WIDTH": 8}, text))
     kernel = module.tiled_matmul
     fn = getattr(kernel, "py_func", kernel)
     lines, start = inspect.getsourcelines(fn)

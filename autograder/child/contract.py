@@ -16,6 +16,14 @@ from autograder.wire.contract import Contract
 _MISSING = object()
 
 
+def remember_source(path: str, text: str) -> None:
+    """Make ``text`` the source that ``inspect`` and ``linecache`` give for ``path``
+    (tracebacks; Numba's line info, compiled for the sanitizer and for timing, which warned
+    "Could not find source for function" when the sandbox hid ``path``, so that every kernel
+    seemed to print something while it was graded)."""
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+
+
 def import_submission(path: str, text: str | None = None, lazy: bool = False,
                       live=()) -> types.ModuleType:
     """The submission as a module, built by :func:`autograder.source.definitions.run_definitions`
@@ -30,10 +38,7 @@ def import_submission(path: str, text: str | None = None, lazy: bool = False,
     if text is None:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-    # The grader's copy is the source of record, also for whoever asks ``inspect`` and
-    # ``linecache`` (tracebacks; Numba's line info, which warned of a missing source inside the
-    # sandbox, where ``path`` is not visible, and so made the kernel "print" something).
-    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    remember_source(path, text)
     module = types.ModuleType("submission")
     module.__file__ = path
     sys.modules["submission"] = module

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import types
 
+from autograder.child.contract import remember_source
 from autograder.host.kernel_cache import solution_identity
 from autograder.wire.contract import Contract
 from autograder.wire.protocol import TimingRequest
@@ -35,6 +36,7 @@ def import_solution(path: str, consts: dict, text: str | None = None) -> types.M
     if text is None:
         with open(path, encoding="utf-8") as f:
             text = f.read()
+    remember_source(path, text)
     tree = ast.parse(text, path)
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
