@@ -28,7 +28,7 @@ from conftest import SOLUTIONS, grade_file
 HINTS = Path(__file__).resolve().parent / "files" / "hints"
 KERNELS = ["f64_accumulator", "f32_accumulator", "column_tile", "padded_tile",
            "interleaved_sum", "sequential_sum", "big_shared", "small_shared", "strided_read",
-           "coalesced_read", "blockdim_sum", "naive_matmul"]
+           "coalesced_read", "blockdim_sum", "naive_matmul", "edge_cut_tile", "whole_tile"]
 
 # An H200 as its driver reports it (harness.device_facts), and the simulator's fallback.
 H200 = hints.DeviceLimits(max_threads_per_sm=2048, max_blocks_per_sm=32,
@@ -194,6 +194,26 @@ def test_a_loop_bound_from_blockdim_is_not_unrolled(ptx, report):
                 if h.kind == "runtime_loop_bound"]
     assert not [h for h in _kinds("blockdim_sum", ptx, report)
                 if h.kind == "runtime_loop_bound"]   # no constant to use instead
+
+
+def test_an_inner_loop_cut_at_the_matrix_s_edge_is_not_unrolled(ptx, report):
+    """matmul_any_size's honest kernel lost its timing points on an H200 (3.39x) to its inner
+    loop's run-time trip count, and the timing message blamed a divergent branch instead."""
+    line = _line_of("edge_cut_tile", "for q in range")
+    assert line in hints.ptx_loop_lines(ptx["edge_cut_tile"])
+    assert _line_of("whole_tile", "for q in range") not in hints.ptx_loop_lines(ptx["whole_tile"])
+    kw = dict(block_constants=("TILE_WIDTH",))
+    found = _kinds("edge_cut_tile", ptx, report, **kw)
+    inner = [h for h in found if h.kind == "runtime_inner_loop"]
+    assert [h.line for h in inner] == [line]
+    assert "min(TILE_WIDTH, n - p * TILE_WIDTH)" in inner[0].text
+    assert "range(TILE_WIDTH)" in inner[0].text
+    assert found[0].kind == "runtime_inner_loop" or found[0].weight > inner[0].weight
+    assert not [h for h in found if h.kind == "divergence" and h.weight > inner[0].weight]
+    assert not [h for h in _kinds("whole_tile", ptx, report, **kw)
+                if h.kind == "runtime_inner_loop"]
+    # the outer phase loop's trip count is known only at run time too, and is no inner loop
+    assert not [h for h in found if h.line == _line_of("edge_cut_tile", "for p in range")]
 
 
 def test_a_naive_matmul_is_told_it_does_not_reuse_through_shared_memory(ptx, report):
@@ -383,7 +403,8 @@ def test_every_hint_says_whether_it_was_measured_or_inferred(ptx, report):
             assert h.basis in ("measured", "inferred")
             assert h.text.endswith(")") and f"({h.basis}: " in h.text, h.text
     assert {"float64", "uncoalesced", "uncoalesced_store", "bank_conflict", "divergence",
-            "runtime_loop_bound", "occupancy_shared", "few_blocks"} <= seen
+            "runtime_loop_bound", "runtime_inner_loop", "occupancy_shared",
+            "few_blocks"} <= seen
 
 
 # -- on a GPU: the issue's cases through a whole grading ----------------------------------------

@@ -72,6 +72,7 @@ UNCOALESCED_MIN_SECTORS = 8.0
 # How much of a timing loss each cause usually explains, for ordering (likeliest first).
 _WEIGHT = {"no_reuse": 6.0, "float64": 5.0, "uncoalesced": 4.0, "occupancy_shared": 4.0,
            "occupancy_registers": 4.0, "uncoalesced_store": 3.5, "runtime_loop_bound": 3.0,
+           "runtime_inner_loop": 3.0,
            "bank_conflict": 3.0, "few_blocks": 3.0, "divergence": 2.0}
 
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
@@ -139,6 +140,7 @@ class KernelFacts:
 BASIS = {
     "float64": ("inferred", "read off the compiled PTX"),
     "runtime_loop_bound": ("inferred", "read off the source and the compiled PTX"),
+    "runtime_inner_loop": ("inferred", "read off the source and the compiled PTX"),
     "occupancy_shared": ("inferred", "computed from the shared memory per block and the SM's "
                                      "limits"),
     "occupancy_registers": ("inferred", "computed from the registers per thread and the SM's "
@@ -156,7 +158,7 @@ BASIS = {
 @dataclass(frozen=True)
 class Hint:
     """One likely cause of slowness. ``kind``: a key of :data:`BASIS` (``float64``,
-    ``runtime_loop_bound``, ``no_reuse``, ``uncoalesced``, ``uncoalesced_store``,
+    ``runtime_loop_bound``, ``runtime_inner_loop``, ``no_reuse``, ``uncoalesced``, ``uncoalesced_store``,
     ``bank_conflict``, ``divergence``, ``occupancy_shared``, ``occupancy_registers``,
     ``few_blocks``); ``line``: the submission's line (None for the whole kernel); ``text``: the
     student-facing sentence, naming the line and ending with how it was found ("(measured:
@@ -356,6 +358,32 @@ def _loop_bound_hints(ptx: str, source, filename: str | None,
     return out
 
 
+def _inner_loop_hints(ptx: str, source, filename: str | None,
+                      block_constants: tuple[str, ...]) -> list[Hint]:
+    """An inner ``for ... in range(...)`` loop (inside another loop: a tile's dot product)
+    whose trip count neither the block's size nor the constants set, computed when the kernel
+    runs (``range(min(TILE_WIDTH, n - p * TILE_WIDTH))``), kept as a loop in the PTX. Cutting
+    the tile's loop at the matrix's edge cost 3.39x the instructor's time on an H200
+    (2026-11-26), looping over the whole zero-padded tile 1.40x."""
+    if source is None:
+        return []
+    kept = ptx_loop_lines(ptx, filename)
+    whole = (f"`range({block_constants[0]})` over a whole tile, whose elements past the "
+             f"matrix's edge you loaded as zeros" if block_constants else "a constant")
+    out = []
+    for loop in loops.loops(source.text, constants=block_constants):
+        if (not loop.nested or loop.block_size or loop.constants or loop.line not in kept
+                or not loop.bound.startswith("range(")):
+            continue
+        out.append(Hint("runtime_inner_loop", loop.line, (
+            f"{_where(source, loop.line)}: this inner loop's trip count (`{loop.bound}`) is "
+            f"computed when the kernel runs, so the compiler keeps it as a loop with a test and "
+            f"a branch each step (the PTX has a branch back to this line) instead of unrolling "
+            f"it. Bound it by a constant ({whole}) and Numba unrolls it"),
+            _WEIGHT["runtime_inner_loop"]))
+    return out
+
+
 def reuse_hint(exercise, report: dict | None, source=None) -> Hint | None:
     """No reuse through shared memory: the kernel loads the exercise's tiled arrays from
     global memory more than ``Use.load_factor`` times as often per output element as the
@@ -467,6 +495,7 @@ def find(ptx: str | None, report: dict | None, source=None, filename: str | None
     if ptx:
         hints += _float64_hints(ptx, source, filename)
         hints += _loop_bound_hints(ptx, source, filename, block_constants)
+        hints += _inner_loop_hints(ptx, source, filename, block_constants)
     else:
         missing.append("float64 arithmetic and loop unrolling: the kernel's PTX is not "
                        "available")

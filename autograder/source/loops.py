@@ -28,7 +28,7 @@ seen: a bound that reads ``cuda.blockDim`` only to fold it away (``cuda.blockDim
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autograder.source import pyast
 
@@ -39,14 +39,16 @@ POSITION = frozenset({"threadIdx", "blockIdx", "gridDim", "laneid", "grid", "gri
 @dataclass(frozen=True)
 class Loop:
     """One loop: its ``line``, its ``bound`` as source (a ``while``'s test, a ``for``'s
-    iterable), whether the block's size read at run time bounds it (``block_size``) and whether
+    iterable), whether the block's size read at run time bounds it (``block_size``), whether
     the contract's compile-time constants alone do (``constants``: some part of it is computed
-    from them, with literals and locals assigned from them only; never when ``block_size``)."""
+    from them, with literals and locals assigned from them only; never when ``block_size``) and
+    whether it lies inside another loop (``nested``)."""
 
     line: int
     bound: str
     block_size: bool
     constants: bool
+    nested: bool = False  # inside another loop of the function (a tile's inner loop)
 
 
 def loops(text: str, kernel: str | None = None, constants=()) -> list[Loop]:
@@ -67,9 +69,12 @@ def loops(text: str, kernel: str | None = None, constants=()) -> list[Loop]:
     out: dict[int, Loop] = {}
     for fn in functions:
         reading = _Reading(fn, tuple(constants))
+        inner = {id(n) for outer in ast.walk(fn) if isinstance(outer, (ast.For, ast.While))
+                 for n in ast.walk(outer)
+                 if n is not outer and isinstance(n, (ast.For, ast.While))}
         for node in ast.walk(fn):
             if isinstance(node, (ast.For, ast.While)) and id(node) not in out:
-                out[id(node)] = reading.loop(node)
+                out[id(node)] = replace(reading.loop(node), nested=id(node) in inner)
     return sorted(out.values(), key=lambda loop: (loop.line, loop.bound))
 
 
