@@ -3,8 +3,8 @@ through. Each access does the real NumPy access first, so errors are the simulat
 
 The hot path is kept short: the offset is computed inline for 1-d and 2-d arrays, and the
 caller is recorded as a *site* (``Recorder.site``: the instruction's offset and the code
-object's index), not a line: computing a line
-number (``f_lineno``) and hashing a code object both cost more than the rest of the access.
+object's index), not a line: computing a line number (``f_lineno``) and hashing a code object
+both cost more than the rest of the access.
 ``Recorder.site_loc`` turns sites into lines later, once per distinct site.
 
 Shared proxies append ``(tid, site, array id, byte address, kind)`` to the recorder's log;

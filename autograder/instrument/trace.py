@@ -9,8 +9,9 @@ findings at interval and block ends.
 
 A source location (*loc*) is one int: the line number, plus ``FILE_STRIDE * i`` for the i-th
 other file (0 is the kernel's own file). Memory hooks record a *site* instead, the instruction:
-``offset * SITE + code index``, the offset being ``f_lasti``'s instruction (``instruction_starts``); ``site_loc`` maps it to a loc once per distinct site. Code
-objects are looked up by ``id``: hashing a code object hashes its whole contents.
+``offset * SITE + code index``, the offset being that of ``f_lasti``'s instruction
+(``instruction_starts``); ``site_loc`` maps it to a loc once per distinct site. Code objects
+are looked up by ``id``: hashing a code object hashes its whole contents.
 """
 
 from __future__ import annotations

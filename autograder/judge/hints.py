@@ -158,13 +158,13 @@ BASIS = {
 @dataclass(frozen=True)
 class Hint:
     """One likely cause of slowness. ``kind``: a key of :data:`BASIS` (``float64``,
-    ``runtime_loop_bound``, ``runtime_inner_loop``, ``no_reuse``, ``uncoalesced``, ``uncoalesced_store``,
-    ``bank_conflict``, ``divergence``, ``occupancy_shared``, ``occupancy_registers``,
-    ``few_blocks``); ``line``: the submission's line (None for the whole kernel); ``text``: the
-    student-facing sentence, naming the line and ending with how it was found ("(measured:
-    ...)" or "(inferred: ...)"); ``weight``: how much of a timing loss it usually explains
-    (larger: likelier); ``also``: other lines the text names; ``basis``: ``"measured"`` or
-    ``"inferred"`` (:data:`BASIS`)."""
+    ``runtime_loop_bound``, ``runtime_inner_loop``, ``no_reuse``, ``uncoalesced``,
+    ``uncoalesced_store``, ``bank_conflict``, ``divergence``, ``occupancy_shared``,
+    ``occupancy_registers``, ``few_blocks``); ``line``: the submission's line (None for the
+    whole kernel); ``text``: the student-facing sentence, naming the line and ending with how
+    it was found ("(measured: ...)" or "(inferred: ...)"); ``weight``: how much of a timing
+    loss it usually explains (larger: likelier); ``also``: other lines the text names;
+    ``basis``: ``"measured"`` or ``"inferred"`` (:data:`BASIS`)."""
 
     kind: str
     line: int | None

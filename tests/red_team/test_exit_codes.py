@@ -202,7 +202,7 @@ def test_no_instructor_solution_is_exit_2_whatever_the_preflight_s_order(monkeyp
             return None
 
     def missing(exercise):
-        raise FileNotFoundError("no instructor solution for tiled_matmul: set KERNELGRADE_SOLUTIONS")
+        raise FileNotFoundError("no instructor solution: set KERNELGRADE_SOLUTIONS")
 
     monkeypatch.setattr(preflight, "start", lambda *a, **k: Running())
     monkeypatch.setattr(exercises, "solution_path", missing)
