@@ -2,7 +2,8 @@
 device, and keep every correctness point; honest kernels written otherwise than the
 instructor's (``files/concept_honest/``) keep every point but timing's. Graded in this process
 with the suite's seed (``conftest.graded_once``: a known-bad submission that ``test_exercises``
-grades too is graded once); ``autograder grade --json`` is the same grading (``test_json_of_grade``).
+grades too is graded once); ``autograder grade --json`` is the same grading
+(``test_json_of_grade``).
 
 Each file in ``files/concept/`` is right and names its exercise (``# concept-exercise: NAME``),
 its verdicts (``# kernelgrade-expect: ...``, :mod:`autograder.exercises.known_bad`) and what the concept

@@ -336,51 +336,46 @@ def ptx_loop_lines(ptx: str, filename: str | None = None) -> set[int]:
     return lines
 
 
-def _loop_bound_hints(ptx: str, source, filename: str | None,
-                      block_constants: tuple[str, ...]) -> list[Hint]:
-    if not block_constants or source is None:
-        return []
-    kept = ptx_loop_lines(ptx, filename)
-    names = " and ".join(block_constants)
-    out = []
-    for loop in loops.loops(source.text):
-        line, bound = loop.line, loop.bound
-        if not loop.block_size or line not in kept:
-            continue
-        out.append(Hint("runtime_loop_bound", line, (
-            f"{_where(source, line)}: this loop's bound (`{bound}`) depends on cuda.blockDim, "
-            f"known only when the kernel runs, so the compiler keeps it as a loop with a test "
-            f"and a branch each step (the PTX has a branch back to this line) instead of "
-            f"unrolling it. The block size is {names}, a constant: compute the bound from "
-            f"{names} (a reduction's `stride = {block_constants[0]} // 2`, a range's step of "
-            f"{block_constants[-1]}) and Numba unrolls the loop"),
-            _WEIGHT["runtime_loop_bound"]))
-    return out
+def _loop_hints(ptx: str, source, filename: str | None,
+                block_constants: tuple[str, ...]) -> list[Hint]:
+    """The loops the PTX keeps (:func:`ptx_loop_lines`) that a bound known at compile time
+    would let Numba unroll, in one pass over the kernel's loops (:mod:`autograder.source.loops`):
 
-
-def _inner_loop_hints(ptx: str, source, filename: str | None,
-                      block_constants: tuple[str, ...]) -> list[Hint]:
-    """An inner ``for ... in range(...)`` loop (inside another loop: a tile's dot product)
-    whose trip count neither the block's size nor the constants set, computed when the kernel
-    runs (``range(min(TILE_WIDTH, n - p * TILE_WIDTH))``), kept as a loop in the PTX. Cutting
-    the tile's loop at the matrix's edge cost 3.39x the instructor's time on an H200
-    (2026-11-26), looping over the whole zero-padded tile 1.40x."""
+    - ``runtime_loop_bound``: a bound from ``cuda.blockDim`` where the block size is a constant
+      (``block_constants``; none: no constant to use instead);
+    - ``runtime_inner_loop``: an inner ``for ... in range(...)`` (inside another loop: a tile's
+      dot product) whose trip count neither the block's size nor the constants set
+      (``range(min(TILE_WIDTH, n - p * TILE_WIDTH))``). Cutting the tile's loop at the matrix's
+      edge cost 3.39x the instructor's time on an H200 (2026-11-26), looping over the whole
+      zero-padded tile 1.40x."""
     if source is None:
         return []
     kept = ptx_loop_lines(ptx, filename)
+    names = " and ".join(block_constants)
     whole = (f"`range({block_constants[0]})` over a whole tile, whose elements past the "
              f"matrix's edge you loaded as zeros" if block_constants else "a constant")
     out = []
     for loop in loops.loops(source.text, constants=block_constants):
-        if (not loop.nested or loop.block_size or loop.constants or loop.line not in kept
-                or not loop.bound.startswith("range(")):
+        line, bound = loop.line, loop.bound
+        if line not in kept:
             continue
-        out.append(Hint("runtime_inner_loop", loop.line, (
-            f"{_where(source, loop.line)}: this inner loop's trip count (`{loop.bound}`) is "
-            f"computed when the kernel runs, so the compiler keeps it as a loop with a test and "
-            f"a branch each step (the PTX has a branch back to this line) instead of unrolling "
-            f"it. Bound it by a constant ({whole}) and Numba unrolls it"),
-            _WEIGHT["runtime_inner_loop"]))
+        if loop.block_size and block_constants:
+            out.append(Hint("runtime_loop_bound", line, (
+                f"{_where(source, line)}: this loop's bound (`{bound}`) depends on "
+                f"cuda.blockDim, known only when the kernel runs, so the compiler keeps it as a "
+                f"loop with a test and a branch each step (the PTX has a branch back to this "
+                f"line) instead of unrolling it. The block size is {names}, a constant: compute "
+                f"the bound from {names} (a reduction's `stride = {block_constants[0]} // 2`, a "
+                f"range's step of {block_constants[-1]}) and Numba unrolls the loop"),
+                _WEIGHT["runtime_loop_bound"]))
+        elif (loop.nested and not loop.block_size and not loop.constants
+              and bound.startswith("range(")):
+            out.append(Hint("runtime_inner_loop", line, (
+                f"{_where(source, line)}: this inner loop's trip count (`{bound}`) is "
+                f"computed when the kernel runs, so the compiler keeps it as a loop with a test "
+                f"and a branch each step (the PTX has a branch back to this line) instead of "
+                f"unrolling it. Bound it by a constant ({whole}) and Numba unrolls it"),
+                _WEIGHT["runtime_inner_loop"]))
     return out
 
 
@@ -494,8 +489,7 @@ def find(ptx: str | None, report: dict | None, source=None, filename: str | None
     on_gpu = device.startswith("gpu")
     if ptx:
         hints += _float64_hints(ptx, source, filename)
-        hints += _loop_bound_hints(ptx, source, filename, block_constants)
-        hints += _inner_loop_hints(ptx, source, filename, block_constants)
+        hints += _loop_hints(ptx, source, filename, block_constants)
     else:
         missing.append("float64 arithmetic and loop unrolling: the kernel's PTX is not "
                        "available")
