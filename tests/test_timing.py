@@ -237,8 +237,8 @@ def test_a_kernel_whose_launches_vary_keeps_its_samples():
 
 def test_a_sample_enqueued_late_is_taken_again_a_bounded_number_of_times(monkeypatch):
     """A sample the host took longer than ``HOST_WINDOW_S`` to enqueue may hold a gap: it is
-    taken again, at most ``RETRIES`` times, the last one kept; such retakes are counted as
-    ``late`` and are not charged to the kernel's cap on disturbed retakes."""
+    taken again, at most ``RETRIES`` times, the last one kept; every such retake is counted as
+    ``late``, and ``retaken`` holds them too."""
     from autograder.timing import measure as timing
 
     monkeypatch.setattr(timing, "HOST_WINDOW_S", -1.0)  # every sample enqueued late
