@@ -11,8 +11,14 @@ Functions (all arguments ints; sizes in threads and bytes):
 max_blocks_per_sm, shared_bytes_per_sm, warp_size=32) -> int`` (0 when a block does not fit);
 ``resident_threads_per_sm(...same...) -> int``; ``tile_shared_bytes(tile_width,
 bytes_per_element=4) -> int``; ``global_traffic_reduction(tile_width) -> float``.
-On a GPU four more cases fill in the device's own limits and compare ``resident_blocks_per_sm``
+On a GPU five more cases fill in the device's own limits and compare ``resident_blocks_per_sm``
 with the CUDA driver's occupancy calculator for a real kernel (skipped on the simulator).
+
+For each function that takes a block size and the SM's limits, hidden cases use block sizes that
+are not a multiple of the warp size (32, and 64 for ``warp_size=64``) where each limit in turn
+binds strictly: the thread slots (there a count that ignores whole warps is wrong), the block
+slots and shared memory (``tests/test_occupancy_cases.py`` checks it). Points: 5 per public case,
+2.5 per hidden case the simulator runs, 4 per case compared with the driver; 100 in all.
 
 Public cases carry their expected values here (:data:`PUBLIC_EXPECTED`: the lecture's numbers),
 so a student's install, which has no instructor solution, runs them; hidden cases take theirs
@@ -33,14 +39,21 @@ CONTRACT = Contract(kernel="", constants=(), args=(), signature=(), functions=FU
 
 # (max threads per SM, max blocks per SM, shared bytes per SM)
 FERMI = (1536, 8, 48 * 1024)
+TURING = (1024, 16, 64 * 1024)
 VOLTA = (2048, 32, 96 * 1024)
+AMPERE = (2048, 32, 164 * 1024)  # A100
 HOPPER = (2048, 32, 228 * 1024)  # H100 / H200
 
+#: Points of a public case, of a hidden case the simulator runs, and of a case compared with the
+#: driver (5 × 5 + 22 × 2.5 + 5 × 4 = 100).
+PUBLIC_POINTS, HIDDEN_POINTS, DRIVER_POINTS = 5.0, 2.5, 4.0
 
-def _sm(threads, shared, limits):
-    return {"threads_per_block": threads, "shared_bytes_per_block": shared,
+
+def _sm(threads, shared, limits, warp_size=None):
+    args = {"threads_per_block": threads, "shared_bytes_per_block": shared,
             "max_threads_per_sm": limits[0], "max_blocks_per_sm": limits[1],
             "shared_bytes_per_sm": limits[2]}
+    return args if warp_size is None else {**args, "warp_size": warp_size}
 
 
 #: Expected values of the public cases, by :func:`_key` of their call: written out here, so the
@@ -57,7 +70,8 @@ def _case(call, args, label, visibility="hidden", expected=None):
         if expected is None:
             raise ValueError(f"public case {label!r} needs its expected value")
         PUBLIC_EXPECTED[_key(call, args)] = expected
-    return Case({"call": call, "args": args}, points=5.0, visibility=visibility, label=label)
+    points = PUBLIC_POINTS if visibility == "public" else HIDDEN_POINTS
+    return Case({"call": call, "args": args}, points=points, visibility=visibility, label=label)
 
 
 CASES = [
@@ -82,6 +96,29 @@ CASES = [
     _case("resident_threads_per_sm", _sm(512, 100 * 1024, HOPPER), "Hopper, 100 KB per block"),
     _case("tile_shared_bytes", {"tile_width": 32, "bytes_per_element": 8}, "32×32 double tiles"),
     _case("global_traffic_reduction", {"tile_width": 16}, "16×16 tiles"),
+    # Block sizes that are not a multiple of the warp size, each limit binding in turn.
+    _case("resident_blocks_per_sm", _sm(100, 0, HOPPER),
+          "Hopper, 100 threads: 4 whole warps each, thread-limited"),
+    _case("resident_blocks_per_sm", _sm(200, 0, FERMI),
+          "Fermi, 200 threads: 7 whole warps each, thread-limited"),
+    _case("resident_blocks_per_sm", _sm(20, 0, HOPPER),
+          "Hopper, 20 threads: one whole warp each, block-limited"),
+    _case("resident_blocks_per_sm", _sm(100, 40 * 1024, HOPPER),
+          "Hopper, 100 threads and 40 KB per block: shared-limited"),
+    _case("resident_threads_per_sm", _sm(200, 0, VOLTA),
+          "Volta, 200 threads: 7 whole warps each, thread-limited"),
+    _case("resident_threads_per_sm", _sm(330, 0, AMPERE),
+          "Ampere, 330 threads: 11 whole warps each, thread-limited"),
+    _case("resident_threads_per_sm", _sm(20, 0, TURING), "Turing, 20 threads: block-limited"),
+    _case("resident_threads_per_sm", _sm(200, 30 * 1024, VOLTA),
+          "Volta, 200 threads and 30 KB per block: shared-limited"),
+    # warp_size is an argument: warps of 64 threads, block sizes a multiple of 32 but not of 64.
+    _case("warps_per_block", {"threads_per_block": 96, "warp_size": 64},
+          "96 threads in warps of 64 are 2 warps"),
+    _case("resident_blocks_per_sm", _sm(96, 0, HOPPER, warp_size=64),
+          "Hopper's limits, warps of 64, 96 threads: thread-limited"),
+    _case("resident_threads_per_sm", _sm(160, 0, VOLTA, warp_size=64),
+          "Volta's limits, warps of 64, 160 threads: thread-limited"),
 ]
 
 
@@ -92,12 +129,15 @@ def _driver_case(threads: int) -> Case:
     (:func:`autograder.grading.driver_occupancy.fill`): the child never sees the answer."""
     return Case({"call": "resident_blocks_per_sm", "against_driver": True,
                  "args": {"threads_per_block": threads, "shared_bytes_per_block": 0}},
-                points=5.0, sim=False,
+                points=DRIVER_POINTS, sim=False,
                 label=f"this GPU, {threads} threads: the driver's occupancy calculator agrees",
                 why_gpu="needs a GPU: compared with the CUDA driver's occupancy calculator")
 
 
-CASES += [_driver_case(t) for t in (96, 1024, 48, 640)]
+# 100 threads: 4 whole warps (128 thread slots), thread-limited on every GPU since Volta, where a
+# count that ignores whole warps is wrong; 48: 2 whole warps, as many as the block slots allow on
+# a Hopper.
+CASES += [_driver_case(t) for t in (96, 1024, 48, 640, 100)]
 
 
 def _solution():
@@ -139,6 +179,8 @@ CONTRACT_TEXT = """\
 - `resident_threads_per_sm(...the same arguments...) -> int`.
 - `tile_shared_bytes(tile_width, bytes_per_element=4) -> int`.
 - `global_traffic_reduction(tile_width) -> float`.
+- Block sizes need not be a multiple of the warp size, and `warp_size` need not be 32: the
+  hidden cases use both.
 - Result: exact for ints, relative 1e-9 for floats. On a GPU, `resident_blocks_per_sm` is also
   compared with the CUDA driver's occupancy calculator for a real kernel.
 """

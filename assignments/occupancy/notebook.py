@@ -42,5 +42,6 @@
 #   `tile_width × tile_width` tiles divides the global-memory loads of a matrix multiplication
 #   (whose width is a multiple of `tile_width`), compared with the simple kernel.
 #
-# The hidden tests use other limits and current GPUs; on a GPU some also fill in the device's own
-# limits and compare `resident_blocks_per_sm` with the CUDA driver's occupancy calculator.
+# The hidden tests use other limits and current GPUs, block sizes that are not a multiple of the
+# warp size, and other values of `warp_size`; on a GPU some also fill in the device's own limits
+# and compare `resident_blocks_per_sm` with the CUDA driver's occupancy calculator.
