@@ -53,6 +53,14 @@ def test_calculator_agrees_with_the_instructor_solution(solution):
     ((2048, 0, 1536, 8, 48 * 1024), (0, "threads")),         # does not fit at all
     ((256, 0, 2048, 32, 228 * 1024, 128), (2, "registers")),  # 128 registers: 4096 per warp
     ((256, 0, 2048, 32, 228 * 1024, 32), (8, "threads")),    # registers not the tightest
+    # block sizes off the warp size: whole warps count, each limit binding in turn
+    ((100, 0, 2048, 32, 228 * 1024), (16, "threads")),       # 128 slots each, not 100: not 20
+    ((200, 0, 1536, 8, 48 * 1024), (6, "threads")),          # Fermi: 224 slots each, not 7
+    ((20, 0, 2048, 32, 228 * 1024), (32, "blocks")),         # one warp each: 64 fit by threads
+    ((100, 40 * 1024, 2048, 32, 228 * 1024), (5, "shared")),
+    ((100, 0, 2048, 32, 228 * 1024, 128), (4, "registers")),  # 4096 per warp: 16 warps, 4 each
+    ((1000, 0, 1000, 8, 48 * 1024), (0, "threads")),         # 1024 slots: does not fit
+    ((96, 0, 2048, 32, 228 * 1024, None, 64 * 1024, 64), (16, "threads")),  # warps of 64
 ])
 def test_which_limit_binds(args, expected):
     assert occ.resident_blocks(*args) == expected
