@@ -1,8 +1,8 @@
 """The instructor's ``matmul_any_size`` kernel with its loop bounds read from ``cuda.blockDim`` at run time
-instead of compile-time constants: the timing reference for a student whose loops are bounded
-so (issue 22; :func:`autograder.timing.measure.loop_bounds_at_run_time`), who is then timed against the
-instructor's kernel compiled the same way (no unrolling the student could not have had). Same
-contract, launch and results as ``solution.py``; never shown to a child."""
+instead of compile-time constants: a second timing reference (issue 22). Every student is timed
+against the faster of it and ``solution.py`` on the GPU that measures, at the instructor's own
+constants (issue 30; :func:`autograder.child.timing.choose_reference`). Same contract, launch and
+results as ``solution.py``; never shown to a child."""
 
 from numba import cuda, float32
 

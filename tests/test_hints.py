@@ -445,3 +445,40 @@ def test_a_fault_of_the_hints_never_costs_the_grading(monkeypatch):
     assert any("performance hints not given" in n and "SystemError" in n
                for n in result.instructor_notes)
     assert not any("performance hints" in n for n in result.notes)
+
+
+def _timed_at(student: dict, instructor: dict, ratio: float, points: float) -> ExerciseResult:
+    result = _timed(ratio, points)
+    result.tests[0].details["timing"]["reference"] = {
+        "name": "tiled_matmul.py", "constants": instructor, "student_constants": student}
+    return result
+
+
+def test_a_timing_loss_at_other_constants_than_the_instructors_says_so():
+    """Issue 30: timed against the instructor's kernel at its own TILE_WIDTH 16, a kernel at
+    TILE_WIDTH 2 is told that the block shape it chose is part of its time (block granularity:
+    how many of an SM's thread slots blocks of 4 threads can fill, from the driver's limits)."""
+    from autograder import exercises
+    from autograder.wire.protocol import Device
+
+    ex = exercises.get("tiled_matmul")
+    device = Device(name="NVIDIA H100", multiprocessors=132, max_threads_per_sm=2048,
+                    max_blocks_per_sm=32, shared_per_sm=228 * 1024, registers_per_sm=65536)
+    kids = _kids(None, {"TILE_WIDTH": 2})
+    kids.run.records.insert(0, (device.to_header(), {}))
+    result = _timed_at({"TILE_WIDTH": 2}, {"TILE_WIDTH": 16}, 3.0, 0.0)
+    hints.apply(result, _grading(ex, None), kids, None)
+    found = [h for h in result.tests[-1].details["hints"] if h["kind"] == "configuration"]
+    assert len(found) == 1, result.tests[-1].details["hints"]
+    text = found[0]["text"]
+    assert "TILE_WIDTH 2, the instructor's with TILE_WIDTH 16" in text
+    assert "blocks of 4 threads against 256" in text
+    assert "fill at most 128 of its thread slots, the instructor's 2048" in text
+    assert "block granularity" in text and found[0]["basis"] == "inferred"
+    assert "likeliest cause: your kernel runs with TILE_WIDTH 2" in result.tests[0].message
+    # The same constants, or full points at other ones: no such hint.
+    for student, ratio, points in (({"TILE_WIDTH": 16}, 3.0, 0.0), ({"TILE_WIDTH": 32}, 1.0, 25.0)):
+        result = _timed_at(student, {"TILE_WIDTH": 16}, ratio, points)
+        hints.apply(result, _grading(ex, None), _kids(None, student), None)
+        assert not [h for h in result.tests[-1].details["hints"]
+                    if h["kind"] == "configuration"]

@@ -157,7 +157,7 @@ _SIM_SCRIPT = textwrap.dedent("""
     student = cuda.device_array((40, 30), np.float32)
     ref = cuda.to_device(ref_host)
     refilled = []
-    checks = LaunchChecks(cuda, [student], [ref],
+    checks = LaunchChecks(cuda, [student], [[ref]],
                           [[lambda: refilled.append(0)], [lambda: refilled.append(1)]], 4)
     checks.reset()
     checks.before(1, 3)                    # the instructor's launch: inputs only
@@ -183,7 +183,7 @@ _SIM_SCRIPT = textwrap.dedent("""
     assert checks.results(1)[0][0][0] == 0.0 and checks.results(1)[0][0][2:] == [0.0] * 3
 
     out = cuda.device_array(50, np.int32)
-    ints = LaunchChecks(cuda, [out], [cuda.to_device(np.arange(50, dtype=np.int32))], [[]], 1)
+    ints = LaunchChecks(cuda, [out], [[cuda.to_device(np.arange(50, dtype=np.int32))]], [[]], 1)
     ints.reset()
     ints.before(0, 0)
     assert (out.copy_to_host() == -0x5EEDBEE).all()
@@ -191,16 +191,43 @@ _SIM_SCRIPT = textwrap.dedent("""
     assert ints.results(1) == [[[0.0, 0.0, 0.0, 0.0, 50.0]]]
 
     small = cuda.device_array(50, np.uint8)   # poisoned with a value a uint8 holds
-    LaunchChecks(cuda, [small], [cuda.to_device(np.zeros(50, np.uint8))], [[]], 1).before(0, 0)
+    LaunchChecks(cuda, [small], [[cuda.to_device(np.zeros(50, np.uint8))]], [[]], 1).before(0, 0)
     assert (small.copy_to_host() == 0xA5).all()
 
     bins = cuda.to_device(np.full(8, 7, np.int32))      # an accumulator: zeroed on both sides
     ref_bins = cuda.to_device(np.full(8, 9, np.int32))
-    acc = LaunchChecks(cuda, [bins], [ref_bins], [[]], 2, zeroed=[True])
+    acc = LaunchChecks(cuda, [bins], [[cuda.device_array(8, np.int32)]], [[]], 2, zeroed=[True],
+                       reference_zeroed=[ref_bins])
     acc.before(1, 0)
     assert (ref_bins.copy_to_host() == 0).all() and (bins.copy_to_host() == 7).all()
     acc.before(0, 0)
     assert (bins.copy_to_host() == 0).all()
+
+    # Expected outputs per input copy (the instructor's kernel at the student's constants):
+    # each computed once, from its copy's refilled inputs and a poisoned start; round r is
+    # checked against copy r % copies.
+    got = cuda.device_array(6, np.float32)
+    want = [cuda.device_array(6, np.float32), cuda.device_array(6, np.float32)]
+    log = []
+    per_copy = LaunchChecks(cuda, [got], [[want[0]], [want[1]]],
+                            [[lambda: log.append("fill 0")], [lambda: log.append("fill 1")]], 4)
+
+    def launch(copy):
+        def run():
+            assert np.isnan(want[copy].copy_to_host()).all()  # poisoned before the launch
+            log.append(f"launch {copy}")
+            want[copy].copy_to_device(np.full(6, copy + 1.0, np.float32))
+        return run
+
+    per_copy.expect(0, launch(0))
+    per_copy.expect(1, launch(1))
+    assert log == ["fill 0", "launch 0", "fill 1", "launch 1"], log
+    per_copy.reset()
+    for r in range(4):
+        got.copy_to_device(np.full(6, 1.0, np.float32))  # right for copy 0 only
+        per_copy.after_round(r)
+    rows = per_copy.results(4)
+    assert [row[0][4] for row in rows] == [0.0, 6.0, 0.0, 6.0], rows
     print("ok")
 """)
 
@@ -225,3 +252,35 @@ def test_the_timing_inputs_are_hashed_from_the_secret_seed():
     assert first == plan.timing_request(exercise, 1234).input_seed
     assert first != plan.timing_request(exercise, 1235).input_seed
     assert 0 <= first < 2 ** 31
+
+
+def test_the_timing_message_says_when_the_constants_are_not_the_instructors():
+    """Issue 30: the instructor's kernel is timed at its own constants; the timing test says
+    where the student's differ ("your TILE_WIDTH 2 against the instructor's 16") and keeps
+    which reference was timed in its details; the same constants, or a record that does not
+    say them as integers, add nothing."""
+    ex = exercises.get("tiled_matmul")
+
+    def judged(reference, ratio=3.0):
+        rec = TimingSamples([ratio] * 12, [1.0] * 12, [1.0] * 8, [1.0] * 8, 3, 1.0,
+                            checks=[[right()]] * 12, reference=reference)
+        header = TimingSamples.from_header(rec.to_header()).to_header()  # through the wire
+        run = ChildRun(records=[(header, {}), ({"type": "done"}, {})])
+        return judge.judge_timing(Grading(exercise=ex, source=Source("", "submission.py"),
+                                          backend="gpu"), run, True)
+
+    reference = {"name": "tiled_matmul.py", "constants": {"TILE_WIDTH": 16},
+                 "student_constants": {"TILE_WIDTH": 2},
+                 "compared": [["tiled_matmul.py", "tiled_matmul_blockdim.py", 0.91]],
+                 "choice_seconds": 0.05}
+    t = judged(reference)
+    assert t.status is Status.FAILED and t.points == 0.0
+    assert "your TILE_WIDTH 2 against the instructor's 16" in t.message, t.message
+    assert "lecture on block granularity" in t.message
+    assert t.details["timing"]["reference"] == reference
+    same = judged({**reference, "student_constants": {"TILE_WIDTH": 16}}, ratio=1.0)
+    assert same.status is Status.PASSED and "against the instructor's 16" not in same.message
+    odd = judged({"constants": {"TILE_WIDTH": "16"}, "student_constants": {"TILE_WIDTH": 2},
+                  "name": 7})
+    assert "your TILE_WIDTH" not in odd.message and odd.details["timing"]["reference"] == {
+        "student_constants": {"TILE_WIDTH": 2}}

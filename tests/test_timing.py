@@ -2,12 +2,15 @@
 timing of the solution and of kernels that skip work at the timing size (tests/files/timing)."""
 
 import random
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
 from autograder.exercises import known_bad
 from autograder.timing.measure import ratio_stats, self_check_problem, verdict
-from conftest import FILES, assert_full_marks, grade_file, needs_gpu
+from conftest import FILES, assert_full_marks, env_with_root, grade_file, needs_gpu
 
 
 def _noisy(base, n, noise, seed):
@@ -57,6 +60,224 @@ def test_the_instructor_solution_is_run_with_the_students_constants(tmp_path):
     assert (module.BLOCK_SIZE, module.TILE, module.OTHER) == (512, 526, 3)
 
 
+def test_the_timing_request_is_the_same_whatever_the_student_wrote():
+    """Issue 30: the student's code chooses nothing about the reference. Every timed exercise's
+    request carries every instructor reference (the solution first, then its kernel with
+    run-time loop bounds) and nothing taken from a submission: the child times against the
+    fastest of them."""
+    from autograder import exercises
+    from autograder.grading import plan
+
+    for exercise in exercises.all_exercises():
+        if not exercise.timing:
+            continue
+        request = plan.timing_request(exercise, 5)
+        paths = exercises.timing_solution_paths(exercise)
+        assert request.solution_path == str(paths[0]) == str(exercises.solution_path(exercise))
+        assert request.solution_source == paths[0].read_text(encoding="utf-8")
+        assert [p for p, _ in request.more_solutions or []] == [str(p) for p in paths[1:]]
+        if exercises.is_builtin(exercise.name):  # a course's own may have one reference
+            assert len(paths) == 2, f"{exercise.name}: its _blockdim reference is a candidate"
+
+
+def _scripted_references(ms: list[float]):
+    """A scripted GPU and references whose launches take ``ms`` (one each)."""
+    gpu = _ScriptedGPU()
+
+    class Kernel:
+        def __init__(self, t):
+            self.t = t
+
+        def __getitem__(self, config):
+            def launch(*args):
+                gpu.next_ms = self.t
+            return launch
+
+    refs = [{"name": f"ref{i}.py", "kernel": Kernel(t), "constants": {"TILE_WIDTH": 16},
+             "grid": (4, 4), "block": (16, 16), "arg_sets": [[]]} for i, t in enumerate(ms)]
+    return gpu, refs
+
+
+@pytest.mark.usefixtures("scripted_host")
+@pytest.mark.parametrize("ms,chosen", [([1.0, 1.3], 0), ([1.3, 1.0], 1), ([1.2, 1.5, 1.0], 2)])
+def test_the_fastest_instructor_reference_is_the_one_compared_with(ms, chosen):
+    """Issue 30: where an exercise has several instructor references, the student is timed
+    against the fastest on this GPU (measured, interleaved), whichever of them the student's
+    code resembles; the record says which, with the ratios of the choice."""
+    from autograder.child import timing as child_timing
+
+    gpu, refs = _scripted_references(ms)
+    best, compared, _ = child_timing.choose_reference(gpu, refs, lambda: None)
+    assert best == chosen
+    assert len(compared) == len(ms) - 1
+    assert compared[0] == ["ref0.py", "ref1.py", pytest.approx(ms[0] / ms[1], rel=1e-3)]
+
+    class Student:
+        def __getitem__(self, config):
+            def launch(*args):
+                gpu.next_ms = 1.2
+            return launch
+
+    prepared = {"references": refs, "arg_sets": [[]], "grid": (8, 8), "block": (8, 8),
+                "flush": lambda: None, "min_rounds": 4, "budget_s": 5.0,
+                "thresholds": (1.25, 2.0), "constants": {"TILE_WIDTH": 8}}
+    rec = child_timing.measure_timing(gpu, Student(), prepared)
+    assert set(rec["instructor_ms"]) == {min(ms)} and set(rec["self_a_ms"]) == {min(ms)}
+    assert rec["reference"]["name"] == f"ref{chosen}.py"
+    assert rec["reference"]["constants"] == {"TILE_WIDTH": 16}
+    assert rec["reference"]["student_constants"] == {"TILE_WIDTH": 8}
+    from autograder.wire.protocol import TimingSamples
+
+    sent = TimingSamples.from_header(TimingSamples(**rec).to_header())  # as the harness sends it
+    assert sent.reference == rec["reference"]
+
+
+def test_one_reference_needs_no_choice():
+    from autograder.child import timing as child_timing
+
+    _, refs = _scripted_references([1.0])
+    assert child_timing.choose_reference(None, refs, None) == (0, [], 0.0)
+
+
+_SIM_TIMING = textwrap.dedent('''
+    import numpy as np
+    from dataclasses import replace
+    from numba import cuda
+    from autograder import exercises
+    from autograder.child import timing as child_timing
+    from autograder.child.simulator import prepare_simulator
+    from autograder.grading import plan
+    from autograder.timing import measure
+    from autograder.timing.outputs import wrong_launches
+
+    prepare_simulator()
+    measure.HOST_WINDOW_S = float("inf")  # a simulated launch is slow to enqueue: no retakes
+    measure.l2_flusher = lambda cuda: (lambda: None)  # no 128 MB flush on the simulator
+    child_timing.TIMING_COPIES = 2
+    timed_pair = measure.time_pair
+
+
+    def time_pair(cuda, a, b, flush, **kw):  # two or three rounds: the simulator is slow
+        kw.update(warmup=0, min_rounds=2, max_rounds=min(3, kw.get("max_rounds", 3)))
+        return timed_pair(cuda, a, b, flush, **kw)
+
+
+    measure.time_pair = time_pair
+
+
+    class Clock:
+        """The simulator's cuda, with events that read what the last timed launch took."""
+
+        def __init__(self):
+            self.next_ms = 0.0
+
+        def __getattr__(self, name):
+            return getattr(cuda, name)
+
+        def event(self):
+            clock = self
+
+            class Event:
+                def record(self):
+                    self.ms = clock.next_ms
+
+                def synchronize(self):
+                    pass
+            return Event()
+
+        def event_elapsed_time(self, start, end):
+            return end.ms
+
+
+    class Timed:
+        """A kernel whose launches take ``ms`` on the clock (and run on the simulator)."""
+
+        def __init__(self, kernel, ms):
+            self.kernel, self.ms = kernel, ms
+
+        def __getitem__(self, config):
+            launch = self.kernel[config]
+
+            def run(*args):
+                clock.next_ms = self.ms
+                launch(*args)
+            return run
+
+        def __getattr__(self, name):
+            return getattr(self.kernel, name)
+
+
+    clock = Clock()
+    ex = exercises.get("block_sum")
+    n = 512
+    request = replace(plan.timing_request(ex, 7), params={"n": n},
+                      input_specs={"x": ((n,), "<f4")}, outputs=ex.outputs({"n": n}),
+                      min_rounds=4)
+    solution = exercises.solution_path("block_sum")
+    text = solution.read_text(encoding="utf-8")
+
+
+    def measured(source, consts, ms, refs_ms):
+        kernel = child_timing.import_solution(str(solution), consts, source).block_sum
+        p = child_timing.prepare_timing(clock, kernel, ex.contract, consts, request)
+        for ref, t in zip(p["references"], refs_ms):
+            ref["kernel"] = Timed(ref["kernel"], t)
+        timed = Timed(kernel, ms)
+        child_timing.warm_up(clock, timed, p)
+        rec = child_timing.measure_timing(clock, timed, p)
+        verdict = wrong_launches(rec["checks"], ex.outputs(request.params),
+                                 ex.tolerance.rel_frobenius, ex.tolerance.exact,
+                                 len(rec["student_ms"]))
+        return p, rec, verdict
+
+
+    # A student at BLOCK_SIZE 64: the instructor's kernels run at their own 256 (4x fewer
+    # partial sums), the faster of them timed (here the run-time-bounds one); the student's
+    # outputs are checked against the instructor's solution run at 64.
+    p, rec, verdict = measured(text, {"BLOCK_SIZE": 64}, 1.5, [1.3, 1.0])
+    assert [r["name"] for r in p["references"]] == ["block_sum.py", "block_sum_blockdim.py"]
+    for r in p["references"]:
+        assert r["constants"] == {"BLOCK_SIZE": 256}, r
+        assert tuple(r["block"]) == (256,) and tuple(r["grid"]) == (2,), r
+        assert r["arg_sets"][0][1].shape == (2,)
+    assert tuple(p["block"]) == (64,) and tuple(p["grid"]) == (8,)
+    assert p["arg_sets"][0][1].shape == (8,) and len(p["arg_sets"]) == 2
+    assert rec["reference"]["name"] == "block_sum_blockdim.py", rec["reference"]
+    assert rec["reference"]["constants"] == {"BLOCK_SIZE": 256}
+    assert rec["reference"]["student_constants"] == {"BLOCK_SIZE": 64}
+    assert set(rec["instructor_ms"]) == {1.0} and set(rec["student_ms"]) == {1.5}
+    assert verdict.message is None, verdict
+    assert all(row[0][2] == 0 and row[0][3] == 0 for row in rec["checks"]), rec["checks"]
+
+    # At its own BLOCK_SIZE 64, a kernel that skips its work at the timing size: every timed
+    # launch is wrong, though its outputs have another shape than the timed reference's.
+    skips = text.replace("    sums = cuda.shared.array", "    if x.shape[0] == 512:\\n"
+                         "        return\\n    sums = cuda.shared.array", 1)
+    assert skips != text
+    _, rec, verdict = measured(skips, {"BLOCK_SIZE": 64}, 0.1, [1.0, 1.3])
+    assert verdict.message and "gave wrong results" in verdict.message, verdict
+    assert "partial: 8 elements NaN" in verdict.message, verdict
+
+    # At the instructor's constants the expected outputs come from the timed kernel itself.
+    p, rec, verdict = measured(text, {"BLOCK_SIZE": 256}, 1.0, [1.0, 1.3])
+    assert verdict.message is None
+    assert rec["reference"]["student_constants"] == {"BLOCK_SIZE": 256}
+    print("ok")
+''')
+
+
+def test_the_instructors_kernel_is_timed_at_its_own_constants_on_the_simulator():
+    """Issue 30, the child's timing run end to end on the simulator (a scripted clock for the
+    events): a student at BLOCK_SIZE 64 is timed against the instructor's kernels at their own
+    BLOCK_SIZE 256 and launch (grid and block from the contract at 256), the faster of the two
+    references; its outputs, shaped by its own constants, are checked against the instructor's
+    kernel run at 64, and a kernel that skips its work at the timing size fails those checks."""
+    env = env_with_root(NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-c", _SIM_TIMING], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
 def test_a_self_check_off_for_a_moment_is_measured_again(monkeypatch):
     """A self-check disturbed for a moment (another process's GPU work) is taken again before
     the student's kernel is timed, instead of turning into a timing error; one that stays off
@@ -75,7 +296,9 @@ def test_a_self_check_off_for_a_moment_is_measured_again(monkeypatch):
             return {"a_ms": [2.0] * 8, "b_ms": [1.0] * 8, "seconds": 0.1}
 
         monkeypatch.setattr(timing, "time_pair", time_pair)
-        prepared = {"arg_sets": [[]], "grid": 1, "block": 1, "reference": object(),
+        reference = {"name": "s.py", "kernel": object(), "constants": {}, "grid": 1,
+                     "block": 1, "arg_sets": [[]]}
+        prepared = {"arg_sets": [[]], "grid": 1, "block": 1, "references": [reference],
                     "flush": None, "min_rounds": 8, "budget_s": 1.0}
         return calls, child_timing.measure_timing(None, object(), prepared)
 
@@ -294,3 +517,43 @@ def test_a_kernel_that_skips_work_at_the_timing_size_gets_no_timing_points(path)
         assert "compute the whole result on every launch" in timing.message
     else:
         assert timing.details["timing"]["ratio"] > 0.5, timing.message
+
+
+# --- the instructor's configuration (issue 30), on a GPU --------------------------------------------
+
+CONFIG_FILES = FILES / "timing_config"
+
+
+@needs_gpu()
+def test_a_naive_kernel_at_a_tiny_tile_loses_its_timing_points():
+    """Issue 30's game: a naive matmul at TILE_WIDTH 2 got 25/25 against the instructor's kernel
+    compiled at 2 (0.35x); against the instructor's TILE_WIDTH 16 it gets no timing points, and
+    the message says whose constants were timed."""
+    path = CONFIG_FILES / "naive_tile2.py"
+    result = grade_file(path, "tiled_matmul", sanitize=False)
+    print(f"\n{path.name}: {result.score}/{result.max_score}\n{_shown(result)}")
+    assert not known_bad.unmet(path, result), _shown(result)
+    timing = _timing_test(result)
+    assert timing.points == 0.0, timing.message
+    assert "your TILE_WIDTH 2 against the instructor's 16" in timing.message
+    reference = timing.details["timing"]["reference"]
+    assert reference["constants"] == {"TILE_WIDTH": 16}
+    assert reference["name"] in ("tiled_matmul.py", "tiled_matmul_blockdim.py")
+
+
+@needs_gpu()
+def test_timed_outputs_shaped_by_the_students_constants_are_checked():
+    """A block sum at BLOCK_SIZE 64 has four times the instructor's partial sums: its timed
+    launches are checked against the instructor's kernel run at 64, so skipping the work at
+    the timing size fails; an honest 8x8-tile matmul is checked and timed, and told that its
+    TILE_WIDTH is not the instructor's."""
+    skips = CONFIG_FILES / "block_sum_64_skips_at_timing_size.py"
+    result = grade_file(skips, "block_sum", sanitize=False)
+    timing = _timing_test(result)
+    print(f"\n{skips.name}: {timing.status.value} {timing.message[:300]}")
+    assert timing.status.value == "failed" and "gave wrong results" in timing.message
+    honest = grade_file(CONFIG_FILES / "tiled_tile8.py", "tiled_matmul", sanitize=False)
+    timing = _timing_test(honest)
+    print(f"tiled_tile8.py: {timing.points}/{timing.max_points} {timing.message[:400]}")
+    assert timing.status.value in ("passed", "failed") and "wrong results" not in timing.message
+    assert "your TILE_WIDTH 8 against the instructor's 16" in timing.message

@@ -135,7 +135,8 @@ def _grading(ex: Exercise) -> list[str]:
         t = ex.timing
         size = ", ".join(f"{k} {v}" for k, v in t.params.items())
         lines.append(f"- Timing ({t.points:g} points, GPU only): against the instructor's kernel "
-                     f"at {size}, at the submission's own constants; full points at ≤ "
+                     f"at {size}, run at the instructor's own constants and launch; full "
+                     f"points at ≤ "
                      f"{t.full_ratio:g}× its time, none above {t.zero_ratio:g}×"
                      + "".join(f"; `{k}` in [{lo:g}, {hi:g})"
                                for k, (lo, hi) in t.input_ranges.items()) + ".")

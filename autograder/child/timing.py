@@ -1,10 +1,21 @@
-"""In the child (GPU): time the student's kernel against the instructor's at the student's own
-constants, interleaved, after a self-check of the instructor's kernel against itself. Returns
-raw samples; the grader judges them (:func:`autograder.timing.measure.verdict`)."""
+"""In the child (GPU): time the student's kernel against the instructor's, interleaved, after a
+self-check of the instructor's kernel against itself. Returns raw samples; the grader judges them
+(:func:`autograder.timing.measure.verdict`).
+
+The instructor's kernel is timed at the instructor's configuration (issue 30): its module as
+written, its own constants (``TILE_WIDTH = 16``) and the launch the contract gives for them, on
+the same inputs as the student's kernel, never at constants the student chose (a naive matmul
+with ``TILE_WIDTH = 2`` beat the instructor's kernel compiled at 2: 0.35x). Where the exercise has
+several instructor references (the solution and its kernel with run-time loop bounds), each is
+timed against the others first and the fastest on this GPU is the one compared with. The
+student's outputs are checked against the instructor's kernel run at the student's constants,
+untimed (:class:`autograder.timing.outputs.LaunchChecks`), since an output's shape may follow the
+constants (one partial sum per block)."""
 
 from __future__ import annotations
 
 import types
+from pathlib import PurePath
 
 from autograder.child.contract import remember_source
 from autograder.host.kernel_cache import solution_identity
@@ -21,14 +32,24 @@ TIMING_COPY_BYTES = 3 << 30
 SELF_CHECK_ATTEMPTS = 3
 #: Timed rounds at most (each round's checks keep one row per output).
 MAX_ROUNDS = 200
+#: The choice between two instructor references: rounds (at least, at most) after one warm-up
+#: round (both kernels ran in :func:`warm_up`), and seconds at most; it stops once the ratio's
+#: 95 % interval excludes 1 (:func:`autograder.timing.measure.settled` at the thresholds (1, 1))
+#: or at 1 % precision (two references that close: either will do). Usually 7 launches of each
+#: reference (0.3-2 ms at the timing sizes) with an L2 flush before each: tens of milliseconds
+#: of the GPU's exclusive time per grading.
+CHOICE_ROUNDS = (6, 40)
+CHOICE_BUDGET_S = 2.0
 
 
 def import_solution(path: str, consts: dict, text: str | None = None) -> types.ModuleType:
-    """The instructor's module run with the student's constants (e.g. TILE_WIDTH), so timing
-    compares like with like: each top-level ``NAME = ...`` of a constant in ``consts`` assigns
-    the student's value instead, before anything derived from it (``TILE = BLOCK_SIZE + 14``)
-    is computed and before its kernels are compiled. ``text``: its source, sent by the grader in
-    the request (the sandbox shows no solution file); ``path`` names it."""
+    """The instructor's module, run as written (``consts`` empty: the timed reference) or with
+    other constants: each top-level ``NAME = ...`` of a constant in ``consts`` assigns that
+    value instead, before anything derived from it (``TILE = BLOCK_SIZE + 14``) is computed and
+    before its kernels are compiled (the kernel that computes the expected outputs at the
+    student's constants; the concept's counts at a case's constants). ``text``: its source,
+    sent by the grader in the request (the sandbox shows no solution file); ``path`` names
+    it."""
     import ast
 
     module = types.ModuleType("instructor_solution")
@@ -48,34 +69,53 @@ def import_solution(path: str, consts: dict, text: str | None = None) -> types.M
     return module
 
 
+def own_constants(module, contract: Contract, path: str) -> dict:
+    """The contract's constants as the instructor's ``module`` defines them (name → int).
+    Raises ``ValueError`` naming ``path`` for one it does not define as an integer (the
+    grader's setup: its preflight grades that solution first)."""
+    found = {}
+    for c in contract.constants:
+        value = getattr(module, c.name, None)
+        if type(value) is not int:
+            raise ValueError(f"the instructor's {PurePath(path).name} defines no integer "
+                             f"{c.name}")
+        found[c.name] = value
+    return found
+
+
 def prepare_timing(cuda, kernel, contract: Contract, consts: dict, timing: TimingRequest) -> dict:
     """Everything :func:`measure_timing` needs, with no kernel run yet: device inputs
     (``copies`` rotated sets, at most 3 GiB, allocated, filled only by :func:`warm_up`), shared
-    by both kernels; outputs, one set for the student's kernel (``arg_sets``) and one for the
-    instructor's (``reference_arg_sets``); the checks of every timed launch (``checks``:
-    :class:`autograder.timing.outputs.LaunchChecks`); the instructor's kernel at the student's
-    constants, the launch shape and an L2 flusher; every kernel (``kernel``, the student's, the
-    instructor's, the fill, flush, poison and compare kernels) compiled for its arguments, all
-    but the student's from the host's cache of compiled kernels when it has them
-    (:mod:`autograder.host.kernel_cache`). So the child does its CPU work before it asks for the
-    GPU."""
+    by every kernel; the student's kernel's outputs, launch shape (at ``consts``, the student's
+    constants) and argument sets (``arg_sets``, ``grid``, ``block``); ``references``: each
+    instructor reference of the request (the solution, then ``timing.more_solutions``) as a
+    dict with its file ``name``, ``kernel``, own ``constants``, ``grid``, ``block``,
+    ``arg_sets`` (its own outputs, shaped at its constants) and ``cached``; ``expect``: per
+    input copy, the launch of the instructor's solution at the student's constants into that
+    copy's expected outputs; the checks of every timed launch (``checks``:
+    :class:`autograder.timing.outputs.LaunchChecks`) and an L2 flusher. Every kernel (the
+    student's, the references, the expected outputs', the fill, flush, poison and compare
+    kernels) is compiled for its arguments now, all but the student's from the host's cache of
+    compiled kernels when it has them (:mod:`autograder.host.kernel_cache`), so the child does
+    its CPU work before it asks for the GPU. ``reference`` and ``reference_arg_sets``: the first
+    reference's kernel and argument sets (for the benchmarks). Raises ``ValueError`` for a
+    reference that does not define the contract's constants."""
     import numpy as np
 
     from autograder.timing import measure as timing_mod
 
-    solution = import_solution(timing.solution_path, consts, timing.solution_source)
     params = timing.params
+    consts = {c.name: consts[c.name] for c in contract.constants if c.name in consts}
     specs = {name: (tuple(shape), np.dtype(dtype))
              for name, (shape, dtype) in timing.input_specs.items()}
     input_bytes = sum(int(np.prod(shape)) * dt.itemsize for shape, dt in specs.values())
     copies = max(1, min(TIMING_COPIES, TIMING_COPY_BYTES // max(1, input_bytes)))
 
-    def output_arrays():
-        return {name: cuda.device_array(launch_shape(shape, params, consts), dtype)
+    def output_arrays(at: dict) -> dict:
+        return {name: cuda.device_array(launch_shape(shape, params, at), dtype)
                 for name, (shape, dtype) in timing.outputs.items()}
 
-    outputs, reference_outputs = output_arrays(), output_arrays()
-    arg_sets, reference_arg_sets, copy_fills = [], [], []
+    copy_views, copy_fills = [], []
     for copy in range(copies):
         views, fills = {}, []
         for name, (shape, dt) in specs.items():
@@ -83,64 +123,140 @@ def prepare_timing(cuda, kernel, contract: Contract, consts: dict, timing: Timin
             views[name], fill = timing_mod.device_random_later(
                 cuda, shape, dt, seed=(timing.input_seed or 0) + copy, low=low, high=high)
             fills.append(fill)
+        copy_views.append(views)
         copy_fills.append(fills)
-        arg_sets.append([{**views, **outputs}[a] for a in contract.args])
-        reference_arg_sets.append([{**views, **reference_outputs}[a] for a in contract.args])
-    reference = getattr(solution, contract.kernel)
-    if getattr(kernel, "targetoptions", {}).get("lineinfo"):  # like for like
-        reference.targetoptions["lineinfo"] = True
-    timing_mod.compiled_for(kernel, arg_sets[0])
-    text = timing.solution_source
-    identity = solution_identity(text, contract.kernel, consts) if text is not None else None
-    cached = timing_mod.compiled_for(reference, reference_arg_sets[0], identity)
+
+    def arg_sets(outputs: dict) -> list:
+        return [[{**views, **outputs}[a] for a in contract.args] for views in copy_views]
+
+    outputs = output_arrays(consts)
+    student_args = arg_sets(outputs)
+    timing_mod.compiled_for(kernel, student_args[0])
+    lineinfo = getattr(kernel, "targetoptions", {}).get("lineinfo")
+    sources = [(timing.solution_path, timing.solution_source),
+               *((path, text) for path, text in timing.more_solutions or ())]
+    references, outputs_at = [], {}
+    for path, text in sources:
+        module = import_solution(path, {}, text)  # as written: the instructor's configuration
+        own = own_constants(module, contract, path)
+        key = tuple(sorted(own.items()))
+        if key not in outputs_at:  # references of the same constants share their outputs
+            outputs_at[key] = output_arrays(own)
+        reference = getattr(module, contract.kernel)
+        if lineinfo:  # like for like
+            reference.targetoptions["lineinfo"] = True
+        ref_args = arg_sets(outputs_at[key])
+        identity = solution_identity(text, contract.kernel, own) if text is not None else None
+        references.append({
+            "name": PurePath(path).name, "kernel": reference, "constants": own,
+            "grid": launch_shape(contract.grid, params, own),
+            "block": launch_shape(contract.block, params, own), "arg_sets": ref_args,
+            "cached": timing_mod.compiled_for(reference, ref_args[0], identity)})
+
+    # The expected outputs: the instructor's solution at the student's constants, untimed.
+    first = references[0]
+    if consts == first["constants"]:
+        checker = first["kernel"]
+    else:
+        checker = getattr(import_solution(timing.solution_path, consts, timing.solution_source),
+                          contract.kernel)
+    expected = [list(output_arrays(consts).values()) for _ in range(copies)]
+    expected_args = [[{**views, **dict(zip(outputs, arrays))}[a] for a in contract.args]
+                     for views, arrays in zip(copy_views, expected)]
+    if checker is not first["kernel"]:
+        text = timing.solution_source
+        timing_mod.compiled_for(checker, expected_args[0], solution_identity(
+            text, contract.kernel, consts) if text is not None else None)
+    grid = launch_shape(contract.grid, params, consts)
+    block = launch_shape(contract.block, params, consts)
     zeroed = contract.zeroed
-    checks = LaunchChecks(cuda, list(outputs.values()), list(reference_outputs.values()),
-                          copy_fills, MAX_ROUNDS, timing_mod.compiled_for,
-                          [name in zeroed for name in outputs])
+    checks = LaunchChecks(cuda, list(outputs.values()), expected, copy_fills, MAX_ROUNDS,
+                          timing_mod.compiled_for, [name in zeroed for name in outputs],
+                          [arr for outs in outputs_at.values() for name, arr in outs.items()
+                           if name in zeroed])
     return {
-        "reference": reference,
-        "arg_sets": arg_sets,
-        "reference_arg_sets": reference_arg_sets,
+        "references": references,
+        "reference": first["kernel"],
+        "reference_arg_sets": first["arg_sets"],
+        "arg_sets": student_args,
+        "constants": consts,
+        "expect": [(lambda args=args: checker[grid, block](*args)) for args in expected_args],
         "checks": checks,
         "fills": [f for fills in copy_fills for f in fills],
-        "grid": launch_shape(contract.grid, params, consts),
-        "block": launch_shape(contract.block, params, consts),
+        "grid": grid,
+        "block": block,
         "flush": timing_mod.l2_flusher(cuda),
         "min_rounds": timing.min_rounds,
         "budget_s": timing.budget_s,
         "thresholds": (None if timing.full_ratio is None or timing.zero_ratio is None
                        else (timing.full_ratio, timing.zero_ratio)),
-        "instructor_cached": cached,
+        "instructor_cached": all(r["cached"] for r in references),
     }
 
 
 def warm_up(cuda, kernel, prepared: dict) -> None:
-    """The first GPU work of the timing: fill the inputs, then one launch of each kernel."""
-    for fill in prepared.get("fills", ()):
-        fill()
+    """The first GPU work of the timing: fill the inputs, compute the expected outputs of every
+    input copy (the instructor's kernel at the student's constants), then one launch of the
+    student's kernel and of each instructor reference."""
     p = prepared
+    for fill in p.get("fills", ()):
+        fill()
+    checks = p.get("checks")
+    if checks is not None:
+        for copy, launch in enumerate(p.get("expect", ())):
+            checks.expect(copy, launch)
     kernel[p["grid"], p["block"]](*p["arg_sets"][0])
-    p["reference"][p["grid"], p["block"]](*p.get("reference_arg_sets", p["arg_sets"])[0])
+    for ref in p["references"]:
+        ref["kernel"][ref["grid"], ref["block"]](*ref["arg_sets"][0])
     cuda.synchronize()
 
 
+def _launcher(kernel, grid, block, arg_sets):
+    """``launch(r)``: one launch of ``kernel`` on input copy ``r % copies``."""
+    return lambda r: kernel[grid, block](*arg_sets[r % len(arg_sets)])
+
+
+def choose_reference(cuda, references: list, flush) -> tuple[int, list, float]:
+    """The fastest of ``references`` (:func:`prepare_timing`'s) on this GPU: each timed against
+    the fastest so far, interleaved (:func:`autograder.timing.measure.time_pair`, at most
+    :data:`CHOICE_ROUNDS` rounds and :data:`CHOICE_BUDGET_S` seconds each). Returns (its index,
+    ``[[name a, name b, ratio a/b], ...]`` per comparison, seconds of sampling). One reference:
+    (0, [], 0.0), with no GPU work."""
+    from autograder.timing import measure as timing_mod
+
+    best, compared, seconds = 0, [], 0.0
+    launch = [_launcher(r["kernel"], r["grid"], r["block"], r["arg_sets"]) for r in references]
+    for i in range(1, len(references)):
+        pair = timing_mod.time_pair(cuda, launch[best], launch[i], flush,
+                                    min_rounds=CHOICE_ROUNDS[0], max_rounds=CHOICE_ROUNDS[1],
+                                    budget_s=CHOICE_BUDGET_S, thresholds=(1.0, 1.0), warmup=1)
+        seconds += pair["seconds"]
+        ratio = timing_mod.ratio_stats(pair["a_ms"], pair["b_ms"]).ratio
+        compared.append([references[best]["name"], references[i]["name"], round(ratio, 4)])
+        if ratio > 1.0:
+            best = i
+    return best, compared, seconds
+
+
 def measure_timing(cuda, kernel, prepared: dict) -> dict:
-    """The instructor's kernel against itself (the GPU self-check, taken again up to
-    :data:`SELF_CHECK_ATTEMPTS` times while it is off), then the student's against the
-    instructor's, each timed launch checked (``prepared["checks"]``); the raw samples and the
-    checks' numbers for the grader, as the fields of :class:`autograder.wire.protocol.TimingSamples`
-    (milliseconds; ``seconds`` of sampling; ``retaken``: samples of either kernel taken again,
-    disturbed or enqueued late: :func:`autograder.timing.measure.time_pair`)."""
+    """The fastest instructor reference chosen (:func:`choose_reference`), timed against itself
+    (the GPU self-check, taken again up to :data:`SELF_CHECK_ATTEMPTS` times while it is off),
+    then the student's kernel against it, each timed launch checked (``prepared["checks"]``);
+    the raw samples and the checks' numbers for the grader, as the fields of
+    :class:`autograder.wire.protocol.TimingSamples` (milliseconds; ``seconds`` of sampling, the
+    choice's included; ``retaken``: samples of either kernel taken again, disturbed or enqueued
+    late: :func:`autograder.timing.measure.time_pair`; ``reference``: the chosen reference's
+    file ``name`` and ``constants``, the student's ``student_constants``, the comparisons of
+    the choice (``compared``) and its ``choice_seconds``)."""
     from autograder.timing import measure as timing_mod
 
     p = prepared
-    copies = len(p["arg_sets"])
-
-    def launcher(k, arg_sets):
-        return lambda r: k[p["grid"], p["block"]](*arg_sets[r % copies])
-
-    reference = launcher(p["reference"], p.get("reference_arg_sets", p["arg_sets"]))
-    seconds = 0.0
+    for fill in p.get("fills", ()):  # whatever the student's warm-up launch did to them
+        fill()
+    best, compared, seconds = choose_reference(cuda, p["references"], p["flush"])
+    choice_seconds = seconds
+    chosen = p["references"][best]
+    reference = _launcher(chosen["kernel"], chosen["grid"], chosen["block"], chosen["arg_sets"])
     for _ in range(SELF_CHECK_ATTEMPTS):  # a moment's disturbance: measured again, not an error
         self_check = timing_mod.time_pair(cuda, reference, reference, p["flush"],
                                           min_rounds=8, max_rounds=40, budget_s=3.0)
@@ -150,14 +266,18 @@ def measure_timing(cuda, kernel, prepared: dict) -> dict:
     checks = p.get("checks")
     if checks is not None:
         checks.reset()
-    main = timing_mod.time_pair(cuda, launcher(kernel, p["arg_sets"]), reference, p["flush"],
+    main = timing_mod.time_pair(cuda, _launcher(kernel, p["grid"], p["block"], p["arg_sets"]),
+                                reference, p["flush"],
                                 min_rounds=p["min_rounds"], max_rounds=MAX_ROUNDS,
                                 budget_s=p["budget_s"], thresholds=p.get("thresholds"),
                                 before=None if checks is None else checks.before,
                                 after_round=None if checks is None else checks.after_round)
     return {"student_ms": main["a_ms"], "instructor_ms": main["b_ms"],
             "self_a_ms": self_check["a_ms"], "self_b_ms": self_check["b_ms"],
-            "copies": copies, "seconds": main["seconds"] + seconds,
+            "copies": len(p["arg_sets"]), "seconds": main["seconds"] + seconds,
             "instructor_cached": p.get("instructor_cached"),
             "checks": None if checks is None else checks.results(len(main["a_ms"])),
-            "retaken": main.get("retaken")}
+            "retaken": main.get("retaken"),
+            "reference": {"name": chosen["name"], "constants": dict(chosen["constants"]),
+                          "student_constants": dict(p.get("constants") or {}),
+                          "compared": compared, "choice_seconds": round(choice_seconds, 4)}}

@@ -15,7 +15,8 @@ The course's layout (the design card's top level)::
     solutions/<name>.py               the instructor's solution (never in a wheel, never shown
                                       to a child)
     solutions/<name>_blockdim.py      (timed exercises) the instructor's kernel with loop bounds
-                                      read from ``cuda.blockDim`` (issue 22)
+                                      read from ``cuda.blockDim`` (issue 22): a second timing
+                                      reference; the timing takes the faster (issue 30)
 
 The built-in assignments are the checkout's ``assignments/`` (an installed kernelgrade carries
 them as the package ``kernelgrade_assignments``, without mutants or variants); their solutions
@@ -252,12 +253,13 @@ def solution_path(exercise: Exercise | str) -> Path:
 
 
 def timing_solution_path(exercise: Exercise | str, bounds_at_run_time: bool = False) -> Path:
-    """The instructor solution a student's kernel is timed against: :func:`solution_path`, or,
-    for a student whose loops are bounded by ``cuda.blockDim`` at run time
-    (:func:`autograder.timing.measure.loop_bounds_at_run_time`), the instructor's kernel bounded the
-    same way when the exercise has one (``<name>_blockdim.py`` or
-    ``<name>/solution_blockdim.py`` in one of :func:`solution_folders`). Raises
-    ``FileNotFoundError`` as :func:`solution_path` does."""
+    """:func:`solution_path`, or with ``bounds_at_run_time`` the instructor's kernel with its
+    loop bounds read from ``cuda.blockDim`` at run time where the exercise has one
+    (``<name>_blockdim.py`` or ``<name>/solution_blockdim.py`` in one of
+    :func:`solution_folders`; the bundles of a course and of Gradescope carry it). Which of
+    them a student is timed against is not chosen by the student's code: every one is a
+    candidate (:func:`timing_solution_paths`). Raises ``FileNotFoundError`` as
+    :func:`solution_path` does."""
     name = exercise if isinstance(exercise, str) else exercise.name
     if bounds_at_run_time:
         for d in solution_folders(name):
@@ -265,6 +267,18 @@ def timing_solution_path(exercise: Exercise | str, bounds_at_run_time: bool = Fa
                 if path.is_file():
                     return path
     return solution_path(name)
+
+
+def timing_solution_paths(exercise: Exercise | str) -> list[Path]:
+    """Every instructor reference a student's kernel may be timed against: :func:`solution_path`
+    first, then the run-time-bounds kernel where the exercise has one
+    (:func:`timing_solution_path`). The timing compares with the fastest of them on the GPU
+    that measures (:func:`autograder.child.timing.measure_timing`), each at the instructor's own
+    constants, whatever the student's code. Raises ``FileNotFoundError`` as
+    :func:`solution_path` does."""
+    first = solution_path(exercise)
+    other = timing_solution_path(exercise, bounds_at_run_time=True)
+    return [first] if other == first else [first, other]
 
 
 def mutants(name: str) -> list[Path]:

@@ -36,7 +36,6 @@ from autograder.judge import diagnostics
 from autograder.host import environment
 from autograder.host import gpulock
 from autograder.grading import plan
-from autograder.timing.measure import loop_bounds_at_run_time
 from autograder.judge.cases import passed_every_case
 from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import Done, Imported, Ready, Start, received
@@ -88,10 +87,7 @@ def _run_on_gpu(grading: Grading, work: Path, diagnose, request) -> Children:
     try:
         if exercise.timing:
             graded = request("gpu", ["compile", "run", "time"], cases,
-                             timing=plan.timing_request(
-                                 exercise, grading.seed, loop_bounds_at_run_time(
-                                     grading.source.text, exercise.contract.kernel or "",
-                                     [c.name for c in exercise.contract.constants])),
+                             timing=plan.timing_request(exercise, grading.seed),
                              await_go=True)
             steps = TIMED_STEPS
 

@@ -83,15 +83,15 @@ def diagnose_cases(exercise: Exercise, seed: int) -> list[CaseRequest]:
     return cases
 
 
-def timing_request(exercise: Exercise, seed: int = 0,
-                   bounds_at_run_time: bool = False) -> TimingRequest:
-    """The timing phase of ``exercise``, with its instructor solution's text (found through
-    ``exercises.timing_solution_path``: with ``bounds_at_run_time``, the instructor's kernel
-    with loop bounds from ``cuda.blockDim`` where the exercise has one; raises
-    ``FileNotFoundError`` when it is not installed) and an input seed drawn from the grading's
-    secret ``seed``."""
+def timing_request(exercise: Exercise, seed: int = 0) -> TimingRequest:
+    """The timing phase of ``exercise``, with the text of every instructor reference
+    (``exercises.timing_solution_paths``: the solution, then the kernel with run-time loop
+    bounds where the exercise has one; the child times the student against the fastest of them,
+    each at its own constants: the same request whatever the student wrote) and an input seed
+    drawn from the grading's secret ``seed``. Raises ``FileNotFoundError`` when the solution is
+    not installed."""
     t = exercise.timing
-    path = exercises.timing_solution_path(exercise, bounds_at_run_time)
+    path, *more = exercises.timing_solution_paths(exercise)
     # Only shapes and dtypes: the child fills the inputs on the GPU (gigabytes at these sizes).
     specs = {k: (tuple(shape), np.dtype(dtype).str)
              for k, (shape, dtype) in exercise.inputs(t.params).items()}
@@ -100,7 +100,8 @@ def timing_request(exercise: Exercise, seed: int = 0,
                          str(path),
                          # Sent as text: the sandbox shows no solution (see autograder.sandbox.run).
                          path.read_text(encoding="utf-8"), t.min_rounds, t.budget_s,
-                         t.full_ratio, t.zero_ratio, timing_input_seed(seed), ranges)
+                         t.full_ratio, t.zero_ratio, timing_input_seed(seed), ranges,
+                         [[str(p), p.read_text(encoding="utf-8")] for p in more] or None)
 
 
 def timing_input_seed(seed: int) -> int:

@@ -15,7 +15,8 @@ from autograder.wire.protocol import CaseResult, Compiled, Error, Hello, Importe
 from autograder.wire.results import Kind, Status, TestResult
 from autograder.source.submission import Source
 from autograder.timing.outputs import wrong_launches
-from autograder.timing.measure import self_check_problem, timing_details, verdict
+from autograder.timing.measure import (configuration_text, reference_details, self_check_problem,
+                                       timing_details, verdict)
 
 TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
 
@@ -166,7 +167,10 @@ def judge_timing(grading: Grading, run, correct_everywhere: bool) -> TestResult:
                              t.zero_ratio, t.params)
     details["timing"]["instructor_cached"] = rec.instructor_cached
     details["timing"]["retaken"] = rec.retaken
-    return result(status, points, f"at {size}: {msg}", details)
+    details["timing"]["reference"] = reference_details(rec.reference)
+    config = configuration_text(rec.reference)  # the instructor's constants, not the student's
+    return result(status, points, f"at {size}: {msg}" + (f"; {config}" if config else ""),
+                  details)
 
 
 def instrument_failure(source: Source, run) -> str | None:

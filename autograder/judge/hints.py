@@ -72,7 +72,7 @@ UNCOALESCED_MIN_SECTORS = 8.0
 # How much of a timing loss each cause usually explains, for ordering (likeliest first).
 _WEIGHT = {"no_reuse": 6.0, "float64": 5.0, "uncoalesced": 4.0, "occupancy_shared": 4.0,
            "occupancy_registers": 4.0, "uncoalesced_store": 3.5, "runtime_loop_bound": 3.0,
-           "runtime_inner_loop": 3.0,
+           "runtime_inner_loop": 3.0, "configuration": 3.5,
            "bank_conflict": 3.0, "few_blocks": 3.0, "divergence": 2.0}
 
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
@@ -146,6 +146,8 @@ BASIS = {
     "occupancy_registers": ("inferred", "computed from the registers per thread and the SM's "
                                         "limits"),
     "few_blocks": ("inferred", "computed from the grid and the GPU's SM count"),
+    "configuration": ("inferred", "computed from your constants and the instructor's, and the "
+                                  "SM's limits"),
     "no_reuse": ("measured", "global loads counted in the instrumented run, against the "
                              "instructor's kernel at the same size"),
     "uncoalesced": ("measured", "sectors counted in the instrumented run"),
@@ -160,7 +162,7 @@ class Hint:
     """One likely cause of slowness. ``kind``: a key of :data:`BASIS` (``float64``,
     ``runtime_loop_bound``, ``runtime_inner_loop``, ``no_reuse``, ``uncoalesced``,
     ``uncoalesced_store``, ``bank_conflict``, ``divergence``, ``occupancy_shared``,
-    ``occupancy_registers``, ``few_blocks``); ``line``: the submission's line (None for the
+    ``occupancy_registers``, ``few_blocks``, ``configuration``); ``line``: the submission's line (None for the
     whole kernel); ``text``: the student-facing sentence, naming the line and ending with how
     it was found ("(measured: ...)" or "(inferred: ...)"); ``weight``: how much of a timing
     loss it usually explains (larger: likelier); ``also``: other lines the text names;
@@ -555,6 +557,45 @@ def _block_constants(exercise, consts: dict) -> tuple[str, ...]:
     return tuple(names)
 
 
+def configuration_hint(exercise, reference: dict | None,
+                       limits: DeviceLimits | None = None) -> Hint | None:
+    """The student's constants are not the instructor's (issue 30: the timing compares with the
+    instructor's kernel at the instructor's configuration): which differ, the blocks of the
+    timed launch at each (threads per block) and, with the GPU's ``limits``, the thread slots
+    of an SM such blocks can fill (block granularity: an SM holds at most
+    ``max_blocks_per_sm`` blocks, however small). ``reference``: the timing test's
+    ``details["timing"]["reference"]`` (:func:`autograder.timing.measure.reference_details`:
+    ``constants``, ``student_constants``). None where the constants agree or are not known."""
+    reference = reference if isinstance(reference, dict) else {}
+    theirs, yours = reference.get("constants"), reference.get("student_constants")
+    if not isinstance(theirs, dict) or not isinstance(yours, dict):
+        return None
+    differ = [name for name in yours if name in theirs and yours[name] != theirs[name]]
+    if not differ:
+        return None
+    mine = " and ".join(f"{name} {yours[name]}" for name in differ)
+    instructor = " and ".join(f"{name} {theirs[name]}" for name in differ)
+    t_you, _ = _launch_size(exercise, yours)
+    t_them, _ = _launch_size(exercise, theirs)
+    sizes = (f" (blocks of {t_you} threads against {t_them})" if t_you and t_them else "")
+    text = (f"your kernel runs with {mine}, the instructor's with {instructor}{sizes}: the "
+            f"timing compares with the instructor's kernel at its own configuration, so the "
+            f"block shape you chose is part of your time")
+    weight = _WEIGHT["configuration"]
+    if limits is not None and t_you and t_them:
+        b_you, _ = occupancy(t_you, 0, limits)
+        b_them, _ = occupancy(t_them, 0, limits)
+        filled, theirs_filled = b_you * t_you, b_them * t_them
+        if filled < theirs_filled:
+            text += (f". An SM holds at most {limits.max_blocks_per_sm} blocks and "
+                     f"{limits.max_threads_per_sm} threads, so blocks of {t_you} threads fill "
+                     f"at most {filled} of its thread slots, the instructor's {theirs_filled}: "
+                     f"fewer resident warps hide less memory latency")
+            weight += 1.5 * (1 - filled / theirs_filled)
+    return Hint("configuration", None, text + ". See the lecture on block granularity",
+                weight)
+
+
 #: What :func:`find` and :func:`reuse_hint` compare, by what they need: named in the timing
 #: test's message when none of them found a cause (:func:`compared_text`).
 _COMPARED_PTX = "float64 instructions and loops left un-unrolled in the compiled PTX"
@@ -605,7 +646,14 @@ def apply(result: ExerciseResult, grading: Grading, kids: Children, report: dict
     reuse = reuse_hint(exercise, report, source)
     if reuse is not None:
         hints.append(reuse)
-        hints.sort(key=lambda h: (-h.weight, h.line or 0))
+    lost = [t for t in result.tests if t.kind is Kind.TIMING and t.points < t.max_points
+            and (t.details or {}).get("timing")]
+    config = configuration_hint(exercise, lost[0].details["timing"].get("reference"),
+                                DeviceLimits.from_record(device.to_header() if device else None)
+                                ) if lost else None
+    if config is not None:  # only where it may explain lost points
+        hints.append(config)
+    hints.sort(key=lambda h: (-h.weight, h.line or 0))
     if hints:
         message = f"{len(hints)} hint(s), no points: " + "; ".join(h.text for h in hints[:4])
     else:

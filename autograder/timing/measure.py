@@ -27,6 +27,15 @@ gets no points and says which launch was wrong and how. Not seen: a kernel that 
 out-of-bounds indexes into memory it was not given (memcheck looks for that on the sanitizer's
 case).
 
+The instructor's kernel runs at the instructor's configuration (issue 30): its module as written,
+its own constants and the launch the contract gives for them, on the same inputs as the
+student's, never at the student's constants (a naive matmul with ``TILE_WIDTH = 2`` beat the
+instructor's kernel compiled at 2). Where an exercise has several instructor references (the
+solution and its kernel with run-time loop bounds), they are timed against each other first and
+the fastest on this GPU is the one compared with (:func:`autograder.child.timing.choose_reference`);
+which one the student's code looks like does not choose it. The timing message says where the
+student's constants differ from the instructor's (:func:`configuration_text`).
+
 Before the student's kernel counts, the instructor's is timed against itself: if that ratio is
 off by more than ``SELF_CHECK_TOLERANCE`` (a throttled or shared GPU), timing tests are reported
 as ``error`` with that reason instead of failing the student.
@@ -54,10 +63,10 @@ def loop_bounds_at_run_time(text: str, kernel: str, constants=()) -> bool:
     ``BLOCK_SIZE``) alone (:func:`autograder.source.loops.loops` says which loop is which).
 
     Such a loop cannot be unrolled, which costs a textbook kernel 1.3-1.4x against the
-    instructor's compile-time bounds; the grader then times it against the instructor's kernel
-    bounded the same way (:func:`autograder.exercises.timing_solution_path`). A kernel whose
-    real loops keep compile-time bounds gains nothing from an added loop over
-    ``cuda.blockDim``. False for text that does not parse or has no such function."""
+    instructor's compile-time bounds (H100, 2026-11-24; the ``runtime_loop_bound`` hint says
+    so). It no longer chooses the timing reference: every student is timed against the fastest
+    instructor reference (issue 30). False for text that does not parse or has no such
+    function."""
     found = loops.loops(text, kernel, constants)
     return any(loop.block_size for loop in found) and not any(loop.constants for loop in found)
 
@@ -331,6 +340,60 @@ def verdict(student_ms: list[float], instructor_ms: list[float], full_ratio: flo
            f"rounds); ratio {s.ratio:.2f}x (95% CI {s.low:.2f}–{s.high:.2f}); full points at "
            f"≤ {full_ratio:.2f}x, none at ≥ {zero_ratio:.2f}x")
     return round(points, 2), s, msg
+
+
+def _constants(value) -> dict | None:
+    if isinstance(value, dict) and all(isinstance(k, str) and type(v) is int
+                                       for k, v in value.items()):
+        return value
+    return None
+
+
+def reference_details(reference) -> dict | None:
+    """The parts of the child's :attr:`TimingSamples.reference
+    <autograder.wire.protocol.TimingSamples.reference>` that fit their types, for the timing
+    test's details: ``name`` (the reference's file name), ``constants`` and
+    ``student_constants`` (name → int), ``compared`` (``[name, name, ratio]`` per comparison
+    of the choice) and ``choice_seconds``; None for anything but a dict."""
+    if not isinstance(reference, dict):
+        return None
+    out: dict = {}
+    if isinstance(reference.get("name"), str):
+        out["name"] = reference["name"][:200]
+    for key in ("constants", "student_constants"):
+        if _constants(reference.get(key)) is not None:
+            out[key] = dict(reference[key])
+    compared = reference.get("compared")
+    if isinstance(compared, list) and all(
+            isinstance(c, list) and len(c) == 3 and isinstance(c[0], str)
+            and isinstance(c[1], str) and isinstance(c[2], (int, float)) for c in compared):
+        out["compared"] = [[a[:200], b[:200], float(r)] for a, b, r in compared]
+    if isinstance(reference.get("choice_seconds"), (int, float)):
+        out["choice_seconds"] = float(reference["choice_seconds"])
+    return out
+
+
+def configuration_text(reference) -> str | None:
+    """The timing message's words where the student's constants differ from those of the
+    instructor's kernel it was timed against, e.g. ``"your TILE_WIDTH 2 against the
+    instructor's 16: ..."``; None where they do not, or ``reference`` (the child's
+    :attr:`TimingSamples.reference <autograder.wire.protocol.TimingSamples.reference>`: its
+    ``constants`` and ``student_constants``, name → int) does not say."""
+    if not isinstance(reference, dict):
+        return None
+    theirs = _constants(reference.get("constants"))
+    yours = _constants(reference.get("student_constants"))
+    if theirs is None or yours is None:
+        return None
+    differ = [name for name in yours if name in theirs and yours[name] != theirs[name]]
+    if not differ:
+        return None
+    mine = " and ".join(f"{name} {yours[name]}" for name in differ)
+    instructor = " and ".join(str(theirs[name]) for name in differ)
+    return (f"your {mine} against the instructor's {instructor}: the instructor's kernel is "
+            "timed at its own configuration (its constants and the launch they give), so the "
+            "block shape you chose is part of your kernel's time (see the lecture on block "
+            "granularity)")
 
 
 def timing_details(student_ms: list[float], instructor_ms: list[float], stats: RatioStats,

@@ -3,6 +3,12 @@ give each launch fresh inputs and poisoned (or zeroed) outputs and afterwards re
 against the instructor's to raw numbers, and the grader's judgement of those numbers
 (:func:`wrong_launches`). The method as a whole is told in :mod:`autograder.timing.measure`.
 
+The instructor's outputs a launch is checked against are computed once per input copy, before the
+measurement, by the instructor's kernel at the student's constants (:meth:`LaunchChecks.expect`):
+the timed instructor kernel runs at the instructor's own constants (issue 30), where an output's
+shape may differ (a block sum's one partial sum per block), and the same inputs give the same
+outputs on every round.
+
 Per timed round ``r`` (one launch of each kernel on input copy ``r % copies``), each output gets
 one row of :data:`FIELDS`: ``sq_diff`` (sum of squared differences student - instructor over the
 elements finite in both), ``sq_ref`` (sum of the instructor's finite values squared),
@@ -204,40 +210,67 @@ class LaunchChecks:
     """In the child: the hooks :func:`autograder.timing.measure.time_pair` calls around the timed
     launches, and the raw numbers they leave.
 
-    ``student`` and ``reference``: the student's and the instructor's output arrays (separate
-    buffers, same order, shapes and dtypes); ``refills``: per input copy, the functions that
+    ``student``: the student's output arrays; ``expected``: per input copy, the instructor's
+    outputs for that copy's inputs, in the same order, shapes and dtypes as ``student`` (the
+    instructor's kernel run at the student's constants, untimed, by :meth:`expect`: an output's
+    shape may follow the constants, e.g. one partial sum per block of ``BLOCK_SIZE``, while the
+    timed instructor kernel runs at its own); ``refills``: per input copy, the functions that
     write that copy's inputs again (:func:`autograder.timing.measure.device_random_later`);
     ``max_rounds``: rows kept; ``zeroed``: per output (same order), True where it starts at
     zero (the contract's ``zeroed``: an accumulator): it is zeroed before each launch of
-    either kernel instead of poisoned before the student's. Everything is allocated and
-    compiled now (``compile_for``: :func:`autograder.timing.measure.compiled_for`); no kernel runs
-    until a hook is called."""
+    either kernel instead of poisoned before the student's; ``reference_zeroed``: the timed
+    instructor kernels' outputs that start at zero. Everything is allocated and compiled now
+    (``compile_for``: :func:`autograder.timing.measure.compiled_for`); no kernel runs until a
+    hook is called."""
 
-    def __init__(self, cuda, student: list, reference: list, refills: list[list],
-                 max_rounds: int, compile_for=None, zeroed: list[bool] | None = None):
+    def __init__(self, cuda, student: list, expected: list[list], refills: list[list],
+                 max_rounds: int, compile_for=None, zeroed: list[bool] | None = None,
+                 reference_zeroed: list | None = None):
         from autograder.wire.buffers import start_value
 
         k = _kernels()
         zeroed = list(zeroed or [False] * len(student))
         self.student = [a.reshape(a.size) for a in student]
-        self.reference = [a.reshape(a.size) for a in reference]
+        self.expected = [[a.reshape(a.size) for a in outputs] for outputs in expected]
+        if not self.expected or any(len(outputs) != len(student) for outputs in expected):
+            raise ValueError("LaunchChecks needs the instructor's outputs of every output, for "
+                             "at least one input copy")
         self.refills = refills
         self.max_rounds = max_rounds
         self.table = cuda.device_array((max_rounds * max(1, len(student)), len(FIELDS)),
                                        np.float64)
-        self.poisons, self.compares, self.zeroes = [], [], []
-        for got, ref, zero in zip(self.student, self.reference, zeroed):
+        self.starts, self.compares, self.zeroes = [], [], []
+        for got, zero in zip(self.student, zeroed):
             is_float = got.dtype.kind == "f"
-            value = start_value(got.dtype, zero)[0]
-            self.poisons.append((k["poison"], got, value))
-            if zero:
-                self.zeroes.append((k["poison"], ref, value))
+            self.starts.append(start_value(got.dtype, zero)[0])
             self.compares.append(k["compare_float"] if is_float else k["compare_int"])
             if compile_for is not None:
-                compile_for(k["poison"], (got, value), _own("poison"))
+                compile_for(k["poison"], (got, self.starts[-1]), _own("poison"))
                 name = "compare_float" if is_float else "compare_int"
                 compile_for(self.compares[-1], (got, got, self.table, 0), _own(name))
+        for arr in reference_zeroed or ():
+            flat = arr.reshape(arr.size)
+            self.zeroes.append((flat, start_value(flat.dtype, True)[0]))
+            if compile_for is not None:
+                compile_for(k["poison"], self.zeroes[-1], _own("poison"))
+        self.poison = k["poison"]
         self.rounds = 0
+
+    def _start(self, arrays: list) -> None:
+        """Each of ``arrays`` (in the order of the outputs) set to its output's start value:
+        the poison, or zero for an output that starts at zero."""
+        for arr, value in zip(arrays, self.starts):
+            self.poison[_blocks(arr.size), THREADS](arr, value)
+
+    def expect(self, copy: int, launch) -> None:
+        """The instructor's outputs for input copy ``copy``: its inputs written again, its
+        expected outputs set to their start values, then ``launch()`` (which runs the
+        instructor's kernel on that copy's inputs into ``expected[copy]``). GPU work: once
+        per copy, before the measurement."""
+        for refill in self.refills[copy % len(self.refills)]:
+            refill()
+        self._start(self.expected[copy % len(self.expected)])
+        launch()
 
     def reset(self) -> None:
         """Zero the table, before each measurement (GPU work: once the GPU is the child's)."""
@@ -251,17 +284,21 @@ class LaunchChecks:
         zero); before the instructor's (``side`` 1), its outputs that start at zero zeroed."""
         for refill in self.refills[r % len(self.refills)]:
             refill()
-        for kernel, arr, value in (self.poisons if side == 0 else self.zeroes):
-            kernel[_blocks(arr.size), THREADS](arr, value)
+        if side == 0:
+            self._start(self.student)
+        else:
+            for arr, zero in self.zeroes:
+                self.poison[_blocks(arr.size), THREADS](arr, zero)
 
     def after_round(self, r: int) -> None:
         """After round ``r``'s two end events: each student output against the instructor's
-        output of the same round (the same input copy), into the table's rows for ``r``."""
+        output for the same input copy (``expected[r % copies]``), into the table's rows for
+        ``r``."""
         if r >= self.max_rounds:
             return
         n = len(self.student)
-        for o, (got, ref, compare) in enumerate(zip(self.student, self.reference,
-                                                    self.compares)):
+        expected = self.expected[r % len(self.expected)]
+        for o, (got, ref, compare) in enumerate(zip(self.student, expected, self.compares)):
             compare[_blocks(got.size, MAX_BLOCKS), THREADS](got, ref, self.table, r * n + o)
         self.rounds = max(self.rounds, r + 1)
 

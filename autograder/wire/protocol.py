@@ -71,7 +71,9 @@ class TimingRequest:
     :func:`autograder.timing.measure.settled`; None: at 1 % precision only), and ``input_seed``, which
     the inputs' values are hashed from (drawn from the grading's secret seed, so no submission
     can carry answers for them); ``input_ranges``: name → ``[low, high)`` of each input's
-    values (:meth:`autograder.exercises.base.Timing.input_range`)."""
+    values (:meth:`autograder.exercises.base.Timing.input_range`); ``more_solutions``: the
+    instructor's other references, ``[[path, text], ...]`` (the kernel with run-time loop
+    bounds): the child times the student against the fastest of all of them."""
 
     params: dict
     input_specs: dict
@@ -84,6 +86,7 @@ class TimingRequest:
     zero_ratio: float | None = None
     input_seed: int = 0
     input_ranges: dict | None = None
+    more_solutions: list | None = None
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -411,7 +414,9 @@ class TimingSamples(Record):
     ``checks``: per timed round, per output, the raw numbers of the student's launch against the
     instructor's (:data:`autograder.timing.outputs.FIELDS`; None: not checked, which the grader
     does not accept); ``retaken``: samples taken again, disturbed by other work
-    (:func:`autograder.timing.measure.disturbed`) or enqueued late by the host."""
+    (:func:`autograder.timing.measure.disturbed`) or enqueued late by the host; ``reference``:
+    which instructor kernel was timed and at which constants, against the student's
+    (:func:`autograder.child.timing.measure_timing`)."""
 
     TYPE = "timing"
     student_ms: list
@@ -423,6 +428,7 @@ class TimingSamples(Record):
     instructor_cached: bool | None = None
     checks: list | None = None
     retaken: int | None = None
+    reference: dict | None = None
 
     @classmethod
     def from_header(cls, h: dict, arrays=None) -> TimingSamples:
@@ -431,7 +437,7 @@ class TimingSamples(Record):
                    _get(h, "copies", _int, None), _get(h, "seconds", _num, None),
                    _get(h, "instructor_cached", _is(bool), None),
                    _get(h, "checks", _launch_checks, None), _get(h, "retaken", _int, None),
-                   **_stamp(h))
+                   _get(h, "reference", _is(dict), None), **_stamp(h))
 
 
 @dataclass(frozen=True)
