@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -78,10 +79,13 @@ def coverage_gaps(cases, solution) -> list[str]:
     """What the hidden simulator cases ``cases`` leave untested: for each function of the
     contract that takes ``threads_per_block``, a block size that is not a multiple of the warp
     size; for those that also take the SM's limits, such a block size where each limit binds
-    strictly, and where the thread slots bind, a count that ignores whole warps is wrong."""
+    strictly, and where the thread slots bind, a count that ignores whole warps is wrong; and
+    one such case where the block slots bind while the block uses shared memory (with none, a
+    count that puts the block limit in shared memory's place misses the limit unseen)."""
     fns = exercises.module("occupancy").FUNCTIONS
     hidden = _sim_hidden(cases)
     gaps = []
+    blocks_with_shared = False
     for fn in fns:
         params = inspect.signature(getattr(solution, fn)).parameters
         if "threads_per_block" not in params:
@@ -95,6 +99,8 @@ def coverage_gaps(cases, solution) -> list[str]:
             continue
         for limit in LIMITS:
             binding = [a for a in ragged if _strictly_binding(a) == limit]
+            if limit == "blocks":
+                blocks_with_shared |= any(a["shared_bytes_per_block"] > 0 for a in binding)
             if not binding:
                 gaps.append(f"{fn}: no ragged block size where the {limit} limit binds")
             elif limit == "threads" and not any(
@@ -106,6 +112,9 @@ def coverage_gaps(cases, solution) -> list[str]:
                     for a in binding):
                 gaps.append(f"{fn}: where the thread slots bind, ignoring whole warps gives the "
                             "same count")
+    if not blocks_with_shared:
+        gaps.append("no ragged block size where the block slots bind and the block uses shared "
+                    "memory")
     return gaps
 
 
@@ -179,6 +188,23 @@ def test_the_driver_cases_include_a_thread_bound_ragged_block():
             and _strictly_binding(dict(volta, threads_per_block=t)) == "threads"]
 
 
-def test_the_exercise_keeps_its_total():
+def test_the_gap_finder_sees_a_block_limit_met_only_without_shared_memory(solution):
+    """The same cases with no shared memory where the block slots bind: the gap is named."""
+    ex = exercises.get("occupancy")
+
+    def without_shared(c):
+        args = c.params["args"]
+        if c.params.get("against_driver") or "max_blocks_per_sm" not in args \
+                or _strictly_binding(args) != "blocks":
+            return c
+        return replace(c, params={**c.params, "args": {**args, "shared_bytes_per_block": 0}})
+
+    assert coverage_gaps([without_shared(c) for c in ex.cases], solution) == [
+        "no ragged block size where the block slots bind and the block uses shared memory"]
+
+
+def test_the_exercise_keeps_its_total_with_one_value_per_case():
+    """100 points, every case worth the same (the notebook's table says "N points each")."""
     ex = exercises.get("occupancy")
     assert sum(c.points for c in ex.cases) == ex.max_score == 100
+    assert len({c.points for c in ex.cases}) == 1

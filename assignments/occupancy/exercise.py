@@ -17,8 +17,8 @@ with the CUDA driver's occupancy calculator for a real kernel (skipped on the si
 For each function that takes a block size and the SM's limits, hidden cases use block sizes that
 are not a multiple of the warp size (32, and 64 for ``warp_size=64``) where each limit in turn
 binds strictly: the thread slots (there a count that ignores whole warps is wrong), the block
-slots and shared memory (``tests/test_occupancy_cases.py`` checks it). Points: 5 per public case,
-2.5 per hidden case the simulator runs, 4 per case compared with the driver; 100 in all.
+slots and shared memory (``tests/test_occupancy_cases.py`` checks it). Every case is worth 4
+points; 100 in all.
 
 Public cases carry their expected values here (:data:`PUBLIC_EXPECTED`: the lecture's numbers),
 so a student's install, which has no instructor solution, runs them; hidden cases take theirs
@@ -41,12 +41,11 @@ CONTRACT = Contract(kernel="", constants=(), args=(), signature=(), functions=FU
 FERMI = (1536, 8, 48 * 1024)
 TURING = (1024, 16, 64 * 1024)
 VOLTA = (2048, 32, 96 * 1024)
-AMPERE = (2048, 32, 164 * 1024)  # A100
 HOPPER = (2048, 32, 228 * 1024)  # H100 / H200
 
-#: Points of a public case, of a hidden case the simulator runs, and of a case compared with the
-#: driver (5 × 5 + 22 × 2.5 + 5 × 4 = 100).
-PUBLIC_POINTS, HIDDEN_POINTS, DRIVER_POINTS = 5.0, 2.5, 4.0
+#: Points of every case: 25 cases (5 public, 15 hidden the simulator runs, 5 compared with the
+#: driver), 100 in all. One value for all: the notebook's grading table says "N points each".
+POINTS = 4.0
 
 
 def _sm(threads, shared, limits, warp_size=None):
@@ -70,8 +69,7 @@ def _case(call, args, label, visibility="hidden", expected=None):
         if expected is None:
             raise ValueError(f"public case {label!r} needs its expected value")
         PUBLIC_EXPECTED[_key(call, args)] = expected
-    points = PUBLIC_POINTS if visibility == "public" else HIDDEN_POINTS
-    return Case({"call": call, "args": args}, points=points, visibility=visibility, label=label)
+    return Case({"call": call, "args": args}, points=POINTS, visibility=visibility, label=label)
 
 
 CASES = [
@@ -86,35 +84,28 @@ CASES = [
     _case("warps_per_block", {"threads_per_block": 256}, "256 threads are 8 warps", "public",
           expected=8),
     _case("warps_per_block", {"threads_per_block": 100}, "a partial warp counts whole"),
+    _case("warps_per_block", {"threads_per_block": 96, "warp_size": 64},
+          "96 threads in warps of 64 are 2 warps"),
     _case("resident_blocks_per_sm", _sm(96, 0, HOPPER), "Hopper, 96 threads: thread-limited"),
-    _case("resident_blocks_per_sm", _sm(48, 0, HOPPER), "Hopper, 48 threads: whole warps, block-limited"),
     _case("resident_blocks_per_sm", _sm(256, 48 * 1024, HOPPER), "Hopper, 48 KB per block: shared-limited"),
     _case("resident_blocks_per_sm", _sm(2048, 0, FERMI), "a block larger than the SM holds: 0"),
-    _case("resident_blocks_per_sm", _sm(128, 2048, FERMI), "Fermi, 2 KB tiles at 128 threads"),
-    _case("resident_threads_per_sm", _sm(192, 16 * 1024, VOLTA), "Volta, 16 KB per block"),
-    _case("resident_threads_per_sm", _sm(33, 0, VOLTA), "Volta, 33 threads: two warps each"),
-    _case("resident_threads_per_sm", _sm(512, 100 * 1024, HOPPER), "Hopper, 100 KB per block"),
     _case("tile_shared_bytes", {"tile_width": 32, "bytes_per_element": 8}, "32×32 double tiles"),
     _case("global_traffic_reduction", {"tile_width": 16}, "16×16 tiles"),
-    # Block sizes that are not a multiple of the warp size, each limit binding in turn.
+    # Block sizes that are not a multiple of the warp size, each limit binding in turn (strictly:
+    # the other two allow more blocks).
     _case("resident_blocks_per_sm", _sm(100, 0, HOPPER),
           "Hopper, 100 threads: 4 whole warps each, thread-limited"),
-    _case("resident_blocks_per_sm", _sm(200, 0, FERMI),
-          "Fermi, 200 threads: 7 whole warps each, thread-limited"),
     _case("resident_blocks_per_sm", _sm(20, 0, HOPPER),
           "Hopper, 20 threads: one whole warp each, block-limited"),
     _case("resident_blocks_per_sm", _sm(100, 40 * 1024, HOPPER),
           "Hopper, 100 threads and 40 KB per block: shared-limited"),
     _case("resident_threads_per_sm", _sm(200, 0, VOLTA),
           "Volta, 200 threads: 7 whole warps each, thread-limited"),
-    _case("resident_threads_per_sm", _sm(330, 0, AMPERE),
-          "Ampere, 330 threads: 11 whole warps each, thread-limited"),
-    _case("resident_threads_per_sm", _sm(20, 0, TURING), "Turing, 20 threads: block-limited"),
+    _case("resident_threads_per_sm", _sm(20, 1024, TURING),
+          "Turing, 20 threads and 1 KB per block: block-limited"),
     _case("resident_threads_per_sm", _sm(200, 30 * 1024, VOLTA),
           "Volta, 200 threads and 30 KB per block: shared-limited"),
     # warp_size is an argument: warps of 64 threads, block sizes a multiple of 32 but not of 64.
-    _case("warps_per_block", {"threads_per_block": 96, "warp_size": 64},
-          "96 threads in warps of 64 are 2 warps"),
     _case("resident_blocks_per_sm", _sm(96, 0, HOPPER, warp_size=64),
           "Hopper's limits, warps of 64, 96 threads: thread-limited"),
     _case("resident_threads_per_sm", _sm(160, 0, VOLTA, warp_size=64),
@@ -129,7 +120,7 @@ def _driver_case(threads: int) -> Case:
     (:func:`autograder.grading.driver_occupancy.fill`): the child never sees the answer."""
     return Case({"call": "resident_blocks_per_sm", "against_driver": True,
                  "args": {"threads_per_block": threads, "shared_bytes_per_block": 0}},
-                points=DRIVER_POINTS, sim=False,
+                points=POINTS, sim=False,
                 label=f"this GPU, {threads} threads: the driver's occupancy calculator agrees",
                 why_gpu="needs a GPU: compared with the CUDA driver's occupancy calculator")
 
