@@ -13,6 +13,12 @@ since it was listed.
 What is not graded comes back as :class:`Skipped` entries, each with its path and a plain
 reason; nothing is dropped without a word, and nothing is decided by which file or result comes
 first (two files for one student and exercise: neither is graded).
+
+Student names (and the assignment folders' names in a key) are NFC-normalised (:func:`nfc`): a
+name is the same student however its accents were encoded (``josé`` as one code point, or as
+``e`` and a combining accent, as macOS and some zip tools write it). Two files or folders whose
+names normalise alike are one student's two submissions: neither is graded, and the reason shows
+both names with their code points (:func:`_spelled`), since they look identical on screen.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -82,6 +89,28 @@ class Found(NamedTuple):
 class NotRegularFile(Exception):
     """A discovered file that is no longer a regular file reached without links (it was
     swapped after discovery); the message says what it is now."""
+
+
+def nfc(name: str) -> str:
+    """``name`` in Unicode normal form C (composed): the form student names and keys take."""
+    return unicodedata.normalize("NFC", name)
+
+
+def _spelled(names: list[str]) -> list[str]:
+    """``names`` as a reason shows them: as they are, or, where two differ only in their Unicode
+    form (they look identical), each with its code points escaped (``'jos\\xe9.py'``,
+    ``'jose\\u0301.py'``)."""
+    if len({nfc(n) for n in names}) == len(set(names)):
+        return list(names)
+    return [ascii(n) if not n.isascii() else n for n in names]
+
+
+def _unicode_note(names: list[str]) -> str:
+    """The words that say why names that differ are one student's, or ``""``."""
+    if len({nfc(n) for n in names}) == len(set(names)):
+        return ""
+    return (" (the same name in two Unicode forms: an accented letter written as one code point "
+            "or as a letter and a combining accent; both are one student)")
 
 
 def exercise_for(assignment: str, filename: str | None = None) -> str | None:
@@ -208,7 +237,7 @@ def _discover_flat(root: Path, entries: list[_Entry], exercise: str) -> Found:
     by_student: dict[str, list[_Entry]] = defaultdict(list)
     skipped = []
     for e in entries:
-        stem, suffix = Path(e.name).stem, Path(e.name).suffix
+        stem, suffix = nfc(Path(e.name).stem), Path(e.name).suffix
         if e.candidate:
             by_student[stem].append(e)
         elif suffix in SUBMISSION_SUFFIXES and not e.hidden:  # a link or special file
@@ -221,8 +250,9 @@ def _discover_flat(root: Path, entries: list[_Entry], exercise: str) -> Found:
         if len(files) == 1:
             subs.append(Submission(student, exercise, files[0].path, key, root))
             continue
-        reason = (f"{_both([f.name for f in files])} for one student ({student}) and exercise "
-                  f"({exercise}): none of them is graded; leave one")
+        names = [f.name for f in files]
+        reason = (f"{_both(_spelled(names))} for one student ({student}) and exercise "
+                  f"({exercise}){_unicode_note(names)}: none of them is graded; leave one")
         skipped += [Skipped(str(f.path), "duplicate", reason, student, exercise, key)
                     for f in files]
     return Found(subs, sorted(skipped, key=lambda s: s.path))
@@ -231,42 +261,45 @@ def _discover_flat(root: Path, entries: list[_Entry], exercise: str) -> Found:
 def _discover_nbgrader(root: Path, entries: list[_Entry], only: str | None) -> Found:
     subs: list[Submission] = []
     skipped: list[Skipped] = []
+    found: list[tuple[Submission, Path]] = []  # with its assignment folder as found
     for student in entries:
+        name = nfc(student.name)
         if not student.folder:
             skipped.append(_skip(student))
             continue
         inside = _entries(student.path)
         if isinstance(inside, str):
-            skipped.append(Skipped(str(student.path), "unreadable", inside, student.name))
+            skipped.append(Skipped(str(student.path), "unreadable", inside, name))
             continue
         if not inside:
             skipped.append(Skipped(str(student.path), "empty", "an empty student folder: "
-                                   "nothing submitted", student.name))
+                                   "nothing submitted", name))
         for e in inside:
             if e.folder:
-                sub, more = _assignment(root, student.name, e, only)
-                subs += [sub] if sub else []
+                sub, more = _assignment(root, name, e, only)
+                found += [(sub, e.path)] if sub else []
                 skipped += more
             elif e.candidate:
                 skipped.append(Skipped(
                     str(e.path), "outside_assignment", "a file directly in a student's folder, "
                     "outside any assignment folder (nbgrader's layout is "
-                    "<student>/<assignment>/<file>)", student.name))
+                    "<student>/<assignment>/<file>)", name))
             else:
-                skipped.append(_skip(e, student=student.name))
-    by_pair: dict[tuple[str, str], list[Submission]] = defaultdict(list)
-    for s in subs:
-        by_pair[(s.student, s.exercise)].append(s)
+                skipped.append(_skip(e, student=name))
+    by_pair: dict[tuple[str, str], list[tuple[Submission, Path]]] = defaultdict(list)
+    for s, folder in found:
+        by_pair[(s.student, s.exercise)].append((s, folder))
     graded = []
     for (student, exercise), group in by_pair.items():
         if len(group) == 1:
-            graded += group
+            graded.append(group[0][0])
             continue
-        folders = [Path(s.key).name for s in group]
+        folders = [str(folder.relative_to(root)) for _, folder in group]
         reason = (f"{len(group)} assignment folders for one student ({student}) and exercise "
-                  f"({exercise}): {', '.join(folders)}; none of them is graded; leave one")
-        skipped += [Skipped(str(s.path or root / s.key), "duplicate", reason, student,
-                            exercise, s.key) for s in group]
+                  f"({exercise}){_unicode_note(folders)}: {', '.join(_spelled(folders))}; none "
+                  "of them is graded; leave one")
+        skipped += [Skipped(str(s.path or folder), "duplicate", reason, student, exercise, s.key)
+                    for s, folder in group]
     return Found(sorted(graded, key=lambda s: s.key), sorted(skipped, key=lambda s: s.path))
 
 
@@ -274,11 +307,11 @@ def _assignment(root: Path, student: str, folder: _Entry,
                 only: str | None) -> tuple[Submission | None, list[Skipped]]:
     """The submission of one assignment folder (or None) and what else it holds."""
     inside = _entries(folder.path)
-    key = f"{student}/{folder.name}"
+    key = f"{student}/{nfc(folder.name)}"
     if isinstance(inside, str):
         return None, [Skipped(str(folder.path), "unreadable", inside, student, None, key)]
     candidates = [e for e in inside if e.candidate]
-    by_name = exercise_for(folder.name)
+    by_name = exercise_for(nfc(folder.name))
     n = ("it is empty" if not inside else "its one entry is not graded" if len(inside) == 1
          else f"its {len(inside)} entries are not graded")
     if only is not None and by_name not in (None, only):
@@ -287,7 +320,7 @@ def _assignment(root: Path, student: str, folder: _Entry,
                               f"only {only} (--exercise); {n}", student, by_name, key)]
     exercise = only or by_name
     if exercise is None:
-        named = {exercise_for("", e.name) for e in candidates} - {None}
+        named = {exercise_for("", nfc(e.name)) for e in candidates} - {None}
         if len(named) == 1:
             exercise = named.pop()
         else:
@@ -306,11 +339,12 @@ def _assignment(root: Path, student: str, folder: _Entry,
         else:
             skipped.append(_skip(e, **who))
     if len(candidates) > 1:
-        named = [e for e in candidates if Path(e.name).stem == exercise]
+        named = [e for e in candidates if nfc(Path(e.name).stem) == exercise]
         if len(named) != 1:
-            reason = (f"{_both([e.name for e in candidates])} for one student ({student}) and "
-                      f"exercise ({exercise}): none of them is graded; leave one (named "
-                      f"{exercise}.ipynb or {exercise}.py)")
+            names = [e.name for e in candidates]
+            reason = (f"{_both(_spelled(names))} for one student ({student}) and exercise "
+                      f"({exercise}){_unicode_note(names)}: none of them is graded; leave one "
+                      f"(named {exercise}.ipynb or {exercise}.py)")
             return None, skipped + [Skipped(str(e.path), "duplicate", reason, **who)
                                     for e in candidates]
         skipped += [Skipped(str(e.path), "extra", f"an extra file beside {named[0].name}, "

@@ -8,6 +8,12 @@ every entry of the class folder that was not graded, with its reason (``skipped`
 from :meth:`autograder.batch.store.ResultStore.rows`; each holds a ``result`` dict
 (:meth:`autograder.wire.results.ExerciseResult.to_dict`). Results stored before ``pending_points``
 existed lack it: it is then derived from the skipped tests' ``max_points``.
+
+A CSV is safe to open in a spreadsheet (OWASP's advice on CSV injection): every cell whose text
+comes from a student or a file (names, keys, paths, reasons, notes) is written as quoted text, and
+one that a spreadsheet would take as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab
+or a carriage return, also after spaces or as a full-width form) starts with a single quote
+(:func:`safe_cell`); numbers stay numbers, unquoted (:func:`write_csv`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import unicodedata
 from pathlib import Path
+from typing import Iterable, Sequence
 
 from autograder.wire.results import provisional_note
 
@@ -24,6 +33,45 @@ CSV_COLUMNS = ["student", "exercise", "score", "max_score", "provisional", "devi
 
 # Gradescope's test visibility for ours: hidden tests appear once grades are published.
 _GS_VISIBILITY = {"hidden": "after_published", "public": "visible"}
+
+
+#: The characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection"),
+#: and a line feed, which some readers take as a cell's start.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def safe_cell(value) -> str:
+    """``value`` as text that a spreadsheet shows and never evaluates: ``str(value)``, with a
+    single quote put before it when it starts with one of :data:`FORMULA_STARTS`, or, after
+    leading spaces, with one of them or a full-width form of one (``＝``, ``＋``, ``－``,
+    ``＠``). The quote is what the spreadsheet's user sees first; nothing else changes."""
+    text = "" if value is None else str(value)
+    first = text.lstrip(" \u00a0\u3000")[:1]
+    if text.startswith(FORMULA_STARTS) or (
+            first and unicodedata.normalize("NFKC", first) in FORMULA_STARTS):
+        return "'" + text
+    return text
+
+
+def _number(x: float | int) -> float | int:
+    """A score as a CSV cell: an int when it is whole (``40``, not ``40.0``)."""
+    if isinstance(x, float) and math.isfinite(x) and x.is_integer():
+        return int(x)
+    return x
+
+
+def write_csv(rows: Iterable[Sequence], out=None) -> str:
+    """Write ``rows`` as CSV (to the text stream ``out``, and return the text when ``out`` is
+    None). A cell that is an ``int`` or ``float`` (not a ``bool``) is written as a number,
+    unquoted (a whole float as an int); every other cell, ``None`` as empty, is text:
+    :func:`safe_cell`, always in double quotes (a tab or a separator inside it cannot start a
+    cell of its own)."""
+    buf = io.StringIO() if out is None else out
+    w = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC)
+    for row in rows:
+        w.writerow([_number(c) if isinstance(c, (int, float)) and not isinstance(c, bool)
+                    else safe_cell(c) for c in row])
+    return buf.getvalue() if out is None else ""
 
 
 def pending_points(result: dict) -> float:
@@ -56,19 +104,18 @@ def to_csv(rows: list[dict], skipped: list[dict] = ()) -> str:
     """One line per submission; columns :data:`CSV_COLUMNS` (the first seven as before, then
     ``pending_points`` and ``note``, the provisional wording or empty). Then one line per entry
     not graded (``skipped``): its student, exercise and key where known, no score, and the
-    note ``"not graded: PATH: REASON"``."""
-    out = io.StringIO()
-    w = csv.writer(out)
-    w.writerow(CSV_COLUMNS)
+    note ``"not graded: PATH: REASON"``. Written by :func:`write_csv`: scores and points are
+    numbers, every other cell quoted text that no spreadsheet evaluates."""
+    table: list[list] = [CSV_COLUMNS]
     for r in rows:
         res = r["result"]
-        w.writerow([r["student"], r["exercise"], r["score"], r["max_score"],
-                    is_provisional(res), r["device"], r["key"],
-                    f"{pending_points(res):g}", note(res)])
+        table.append([r["student"], r["exercise"], r["score"], r["max_score"],
+                      str(is_provisional(res)), r["device"], r["key"],
+                      pending_points(res), note(res)])
     for item in skipped:
-        w.writerow([item.get("student") or "", item.get("exercise") or "", "", "", "", "",
-                    item.get("key") or "", "", not_graded_note(item)])
-    return out.getvalue()
+        table.append([item.get("student") or "", item.get("exercise") or "", "", "", "", "",
+                      item.get("key") or "", "", not_graded_note(item)])
+    return write_csv(table)
 
 
 def _device_words(device: str) -> str:
