@@ -291,6 +291,11 @@ def batch(
     html: Optional[Path] = typer.Option(None, "--html", help="Also write one HTML report per "
                                                              "submission and an index.html "
                                                              "into this folder."),
+    sandbox: bool = typer.Option(
+        True, "--sandbox/--no-sandbox",
+        help="Grade in the sandbox (bubblewrap: refused where it cannot run). --no-sandbox "
+             "grades plain child processes on purpose (KERNELGRADE_SANDBOX=off); every result "
+             "then says so."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
     assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
     preflight_cache: bool = PREFLIGHT_CACHE_OPTION,
@@ -308,6 +313,10 @@ def batch(
     if exercise is not None and exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
     _use_preflight_cache(preflight_cache)
+    if not sandbox:
+        from autograder import settings
+
+        os.environ[settings.SANDBOX] = "off"
     try:
         if scheduler is None and (tls_ca_file or tls_cert or tls_key or insecure_scheduler):
             raise ValueError("--tls-ca-file, --tls-cert, --tls-key and --insecure-scheduler "

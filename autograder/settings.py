@@ -30,6 +30,7 @@ PREFLIGHT_CACHE = "KERNELGRADE_PREFLIGHT_CACHE"
 KERNEL_CACHE = "KERNELGRADE_KERNEL_CACHE"
 KERNEL_CACHE_WRITE = "KERNELGRADE_KERNEL_CACHE_WRITE"
 GRADER_PACKAGES = "KERNELGRADE_GRADER_PACKAGES"
+CGROUP = "KERNELGRADE_CGROUP"
 CELL_TIMEOUT = "KERNELGRADE_CELL_TIMEOUT"
 GRADESCOPE_ROOT = "KERNELGRADE_GRADESCOPE_ROOT"
 GRADESCOPE_PYTHON = "KERNELGRADE_GRADESCOPE_PYTHON"
@@ -40,7 +41,8 @@ PREFIX = "KERNELGRADE_"
 
 VARIABLES = (
     Variable(SANDBOX, "auto", "`require` (bubblewrap or no grade), `auto` (bubblewrap where it "
-             "runs, else a plain child, said so) or `off`"),
+             "runs, else a plain child for one `grade`, said so; a class needs bubblewrap) or "
+             "`off` (plain children, said in every result: `--no-sandbox`)"),
     Variable(DEVICE, "auto", "where nbgrader's and Gradescope's gradings run: `auto`, `gpu` or "
              "`sim` (the command line takes `--device`)"),
     Variable(SOLUTIONS, "", "a folder of instructor solutions (`<name>.py`) for an installed "
@@ -51,10 +53,13 @@ VARIABLES = (
              "compiled-kernel caches"),
     Variable(PREFLIGHT_CACHE, "on", "`off` grades the instructor solution in every process "
              "(`--no-preflight-cache` sets it)"),
-    Variable(KERNEL_CACHE, "", "set by the grader for its GPU children and warm-up: the folder "
-             "of the host's compiled timing kernels (read-only in a child)"),
+    Variable(KERNEL_CACHE, "", "set by the grader for its warm-up only: the folder it writes the "
+             "host's compiled timing kernels to (cubin; no child is shown it)"),
     Variable(KERNEL_CACHE_WRITE, "", "set by the grader for its warm-up process only: that "
              "process may write the host's cache of compiled kernels"),
+    Variable(CGROUP, "", "a cgroup v2 folder (memory and pids controllers on) each child's "
+             "own cgroup is made in; default: one found where this user may, else the "
+             "watchdog holds the process-tree caps"),
     Variable(GRADER_PACKAGES, "", "set by the grader for its children: the versions the child "
              "must import (numpy, numba, numba-cuda, llvmlite)"),
     Variable(CELL_TIMEOUT, "120", "seconds nbgrader gives a notebook cell when it runs notebooks "

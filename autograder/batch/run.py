@@ -10,6 +10,10 @@ so workers on other hosts need no shared filesystem; a worker writes it into a p
 folder and grades it there. Results come back here and are committed to the one SQLite store as
 they arrive, each once (:meth:`autograder.batch.store.ResultStore.save` keeps the first). A worker that
 dies mid-batch loses nothing: the scheduler gives its submissions to another worker.
+
+A class is graded in the sandbox (bubblewrap), or, asked for on purpose (``--no-sandbox``),
+plain with every result saying so (:func:`autograder.sandbox.mode.for_class`); the mode goes
+with each submission to its worker.
 """
 
 from __future__ import annotations
@@ -20,12 +24,14 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from autograder import settings
 from autograder.grading import devices
 from autograder.grading import preflight
 from autograder.batch.cluster import connect, local_cluster
 from autograder.batch.discovery import NotRegularFile, Skipped, Submission, discover, read_regular
 from autograder.errors import GraderSetupError
 from autograder.batch.store import ResultStore
+from autograder.sandbox import mode as sandbox_mode
 
 
 def read_submission(sub: Submission, skipped: list[Skipped] = ()) -> dict:
@@ -46,7 +52,7 @@ def read_submission(sub: Submission, skipped: list[Skipped] = ()) -> dict:
 
 
 def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True,
-                     preflight: bool = True) -> dict:
+                     preflight: bool = True, sandbox: str | None = None) -> dict:
     """Grade one submission on a Dask worker; returns ``ExerciseResult.to_dict()``.
 
     ``sub``: :func:`read_submission`'s dict. Its bytes are written into a private temporary
@@ -61,6 +67,8 @@ def grade_submission(sub: dict, device: str, seed: int, sanitize: bool = True,
     from autograder.grader import grade
     from autograder.wire.results import ExerciseResult
 
+    if sandbox is not None:  # a worker grades one class: its processes keep to its mode
+        os.environ[settings.SANDBOX] = sandbox
     if sub["data"] is None:
         ex = exercises.get(sub["exercise"])
         from autograder.judge.cases import all_tests as _all_tests
@@ -137,7 +145,21 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     :class:`~autograder.batch.discovery.Skipped` entries, and files that became a link or a special
     file between discovery and reading) replaces the store's list of them
     (:meth:`ResultStore.replace_skipped`) before any grading starts: a resume shows the folder
-    as it is now."""
+    as it is now.
+
+    The class is graded in the sandbox, or plain only under ``KERNELGRADE_SANDBOX=off``
+    (:func:`autograder.sandbox.mode.for_class`, checked first: without bubblewrap, a
+    :class:`autograder.sandbox.mode.SandboxUnavailable` before anything is read or stored)."""
+    with sandbox_mode.chosen(sandbox_mode.for_class()) as sandbox:
+        return _run_batch(root, db, exercise, device, workers, scheduler, seed, progress,
+                          workers_per_gpu, sanitize, seed_per_student, scheduler_security,
+                          insecure_scheduler, sandbox)
+
+
+def _run_batch(root, db, exercise, device, workers, scheduler, seed, progress, workers_per_gpu,
+               sanitize, seed_per_student, scheduler_security, insecure_scheduler,
+               sandbox: str) -> tuple[ResultStore, list[str]]:
+    """:func:`run_batch`, in the class's sandbox mode ``sandbox``."""
     from distributed import Client, as_completed
 
     remote_gpu = scheduler is not None and device == "gpu" and not devices.gpu_available()
@@ -191,7 +213,8 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
             sub_seed = (ResultStore.submission_seed(batch_seed, s.key) if per_student
                         else ResultStore.exercise_seed(batch_seed, s.exercise))
             fut = client.submit(grade_submission, source, backend, sub_seed, sanitize,
-                                worker_preflight, key=f"grade-{s.key}-{batch_id}", pure=False)
+                                worker_preflight, sandbox, key=f"grade-{s.key}-{batch_id}",
+                                pure=False)
             futures[fut] = s
         setup_error = _collect(futures, as_completed(futures), store, failures, progress)
     finally:

@@ -11,11 +11,15 @@ runs no kernel. It is not sandboxed, which is why it may write the cache and a c
 The preflight (:mod:`autograder.grading.preflight`) runs it on a GPU beside its grading of the solution,
 so it runs once per host and code version, like the preflight. A warm-up that fails is logged
 and costs nothing else: the children compile as they did without a cache. Each warm-up also
-removes the folders of solutions no warm-up has used for 30 days (:func:`prune_unused`).
+removes the folders of solutions no warm-up has used for 30 days (:func:`prune_unused`), and
+every file of its own folder that is not a verified cubin entry (:func:`remove_foreign`: an
+older version's pickles, or a file no kernelgrade process wrote, which the gradings reported to
+the instructor and never loaded).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -57,6 +61,7 @@ def warm(exercise) -> str | None:
     except OSError as exc:
         return _failed(exercise.name, f"cannot make {folder}: {exc}")
     prune_unused(folder.parent)
+    remove_foreign(folder)
     env = child_env("gpu")
     env[kernel_cache.CACHE_ENV] = str(folder)
     env[kernel_cache.WRITE_ENV] = "1"
@@ -85,6 +90,21 @@ def prune_unused(kernels: Path) -> None:
         return
     for folder in old:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_foreign(folder: Path) -> list[str]:
+    """Remove each file of ``folder`` that is not a verified entry
+    (:func:`autograder.host.kernel_cache.read_folder`), logged; returns their names."""
+    _, bad = kernel_cache.read_folder(folder)
+    for name, why in bad:
+        log.warning("kernel cache: removed %s (%s)", folder / name, why)
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+    return [name for name, _ in bad]
 
 
 def _failed(name: str, why: str) -> str:

@@ -20,6 +20,7 @@ from autograder.judge import diagnostics
 from autograder.grading import driver_occupancy
 from autograder.judge import collect as judge
 from autograder.sandbox import parse_check
+from autograder.sandbox.mode import UNSANDBOXED_NOTE
 from autograder.grading import plan
 from autograder.grading.devices import default_limits
 from autograder.judge.cases import all_tests, early_failure, once, printed_for_student
@@ -103,7 +104,8 @@ PRINTED_NOTE = ("your code printed something while it was graded: what it prints
 
 
 def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None:
-    """The children's notes (the sandbox's for the instructor, the rest for the student), the
+    """How the children ran (``result.sandbox``: a result graded plain tells the student so),
+    the children's notes (the sandbox's for the instructor, the rest for the student), the
     statements the child skipped (instructor) and what the submission printed: for the student
     only when no test but public ones (the grading's planned cases) could have printed it
     (:func:`autograder.judge.cases.printed_for_student`), else for the instructor, and the
@@ -113,6 +115,10 @@ def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None
             notes = result.instructor_notes if note.startswith("sandbox:") else result.notes
             if note not in notes:
                 notes.append(note)
+    ran = [c.sandbox for c in (kids.run, kids.compiled) if c is not None]
+    result.sandbox = "plain" if "plain" in ran else (ran[0] if ran else "")
+    if result.sandbox == "plain":  # the instructor's note says why (mode.PLAIN_NOTE)
+        result.notes.append(UNSANDBOXED_NOTE)
     skipped = judge.skipped_note(grading.source, kids.run)
     if skipped:
         result.instructor_notes.append(skipped)

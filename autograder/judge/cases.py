@@ -101,6 +101,8 @@ def early_failure(source: Source, run) -> tuple[Status, str] | None:
     if run.ended == "timeout":
         return Status.TIMEOUT, ("your code's top-level statements did not finish in time "
                                 + run.timeout_text("is there an endless loop outside the kernel?"))
+    if run.ended == "capped":  # its process tree went over a cap (autograder.sandbox.caps)
+        return Status.ERROR, f"while your code was imported, {run.capped}"
     return Status.ERROR, (f"the grading process ended while importing your code (exit code "
                           f"{run.exit_code}); does it call exit() or kill processes?"
                           + output_hint(run))
@@ -179,6 +181,8 @@ def _case_verdict(grading: Grading, c, run) -> tuple:
                                              "does your code start something that never ends?"))
         if run.ended == "timeout":
             return Status.TIMEOUT, 0.0, "not run: an earlier test ran out of time"
+        if run.ended == "capped":
+            return Status.ERROR, 0.0, f"not run: {run.capped}"
         return Status.ERROR, 0.0, ("not run: the grading process ended early (exit code "
                                    f"{run.exit_code}) or an earlier kernel broke the GPU context"
                                    + output_hint(run))

@@ -149,6 +149,8 @@ def judge_timing(grading: Grading, run, correct_everywhere: bool) -> TestResult:
             return result(Status.ERROR, 0.0, f"{where(source, err)}timing failed: {err.message}")
         if run.ended == "timeout":
             return result(Status.TIMEOUT, 0.0, "timing did not finish in time")
+        if run.ended == "capped":
+            return result(Status.ERROR, 0.0, f"timing did not run: {run.capped}")
         return result(Status.ERROR, 0.0, "timing did not run: the grading process ended early")
     size = ", ".join(f"{k} {v}" for k, v in t.params.items())
     launches = wrong_launches(rec.checks, exercise.outputs(t.params),

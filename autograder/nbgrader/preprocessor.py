@@ -87,8 +87,9 @@ class GradeWithAutograder(NbGraderPreprocessor):
     """Grade the submitted notebook's code with the sandboxed grader and write each hidden grade
     cell's report and points as its outputs (see the module's docstring).
 
-    Raises :class:`autograder.errors.GraderSetupError` when the grader cannot grade here, and
-    when the grade would be provisional (the simulator) without ``allow_provisional``.
+    Raises :class:`autograder.errors.GraderSetupError` when the grader cannot grade here (no
+    bubblewrap, unless ``KERNELGRADE_SANDBOX=off``: :func:`autograder.sandbox.mode.for_class`),
+    and when the grade would be provisional (the simulator) without ``allow_provisional``.
     """
 
     device = Unicode(
@@ -278,7 +279,11 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 path.write_bytes(kept)
             else:
                 path.write_text(nbformat.writes(nb), encoding="utf-8")
-            result = grader.grade(path, exercise, device=device)
+            from autograder.sandbox import mode as sandbox_mode
+
+            # A class: in the sandbox, or plain only under KERNELGRADE_SANDBOX=off (said so)
+            with sandbox_mode.chosen(sandbox_mode.for_class()):
+                result = grader.grade(path, exercise, device=device)
             source = load_source_quietly(path)
         result.submission = self._name(resources)
         for t in result.tests:  # a refusal names the file: the student's, not our copy

@@ -91,8 +91,14 @@ def is_provisional(result: dict) -> bool:
 
 
 def note(result: dict) -> str:
-    """``"provisional: N points need a GPU"`` for a provisional ``result`` dict, else ``""``."""
-    return provisional_note(pending_points(result)) if is_provisional(result) else ""
+    """``"provisional: N points need a GPU"`` for a provisional ``result`` dict, and
+    ``"graded without the sandbox"`` for one graded plain, joined by ``"; "``; else ``""``."""
+    from autograder.sandbox.mode import UNSANDBOXED_NOTE
+
+    said = [provisional_note(pending_points(result))] if is_provisional(result) else []
+    if result.get("sandbox") == "plain":
+        said.append(UNSANDBOXED_NOTE)
+    return "; ".join(said)
 
 
 def not_graded_note(item: dict) -> str:

@@ -3,9 +3,11 @@ resource limits set in it before it runs (:func:`limiter`) and its environment
 (:func:`child_env`).
 
 Limits in both modes (bubblewrap and plain): time (the deadlines, kept by
-:mod:`autograder.sandbox.watchdog`); host memory with ``RLIMIT_DATA`` (heap and private writable
-mappings; ``RLIMIT_AS`` would break CUDA, which reserves huge address ranges); captured output
-with ``RLIMIT_FSIZE`` (the grader reads only its tail); and the bytes the grader accepts from the
+:mod:`autograder.sandbox.watchdog`); host memory with ``RLIMIT_DATA`` for each process (heap and
+private writable mappings; ``RLIMIT_AS`` would break CUDA, which reserves huge address ranges)
+and the same number for the child's whole process tree, with caps on its processes and tasks
+(:mod:`autograder.sandbox.caps`: a cgroup, else the watchdog); captured output with
+``RLIMIT_FSIZE`` (the grader reads only its tail); and the bytes the grader accepts from the
 channel (a child that sends more is stopped).
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 from autograder import settings
 from autograder.host.blas import ONE_THREAD_ENV
-from autograder.sandbox import bwrap, gpu_nodes
+from autograder.sandbox import bwrap, caps, gpu_nodes
 
 OUTPUT_LIMIT_BYTES = 64 << 20
 # Measured: a simulator child grading tiled_matmul peaks near 0.6 GiB of data segment (numba,
@@ -61,8 +63,11 @@ class Limits:
       not necessarily host CPU; the GPU is not shared by CPU load; and a GPU child waits,
       idle, for its turn on the GPU).
 
-    ``memory_bytes``: ``RLIMIT_DATA`` of the child (None: the backend's default,
-    :data:`SIM_MEMORY_BYTES` or :data:`GPU_MEMORY_BYTES`). ``output_bytes``: the most the child
+    ``memory_bytes``: ``RLIMIT_DATA`` of each of the child's processes and the cap on all of
+    them together (None: the backend's default, :data:`SIM_MEMORY_BYTES` or
+    :data:`GPU_MEMORY_BYTES`). ``processes``: the most processes the child's tree may hold at
+    once, the sandbox's own included; ``tasks``: the most processes and threads (None: the
+    backend's default, :data:`autograder.sandbox.caps.TASKS`). ``output_bytes``: the most the child
     may write to standard output and error (``RLIMIT_FSIZE``). ``channel_bytes``: the most the
     grader reads from the child's channel before it stops the child.
     """
@@ -76,6 +81,8 @@ class Limits:
     wall_factor: float = 10.0
     case_cpu_per_element: float = 0.0
     memory_bytes: int | None = None
+    processes: int = caps.PROCESSES
+    tasks: int | None = None
     output_bytes: int = OUTPUT_LIMIT_BYTES
     channel_bytes: int = CHANNEL_BYTES
 
@@ -148,10 +155,19 @@ def memory_limit(backend: str, limits: Limits) -> int:
     return GPU_MEMORY_BYTES if backend == "gpu" else SIM_MEMORY_BYTES
 
 
-def limiter(output_bytes: int, memory_bytes: int):
+def tree_caps(backend: str, limits: Limits) -> caps.TreeCaps:
+    """The caps of a ``backend`` child's whole process tree (:mod:`autograder.sandbox.caps`)."""
+    return caps.TreeCaps(memory_limit(backend, limits), int(limits.processes),
+                         int(limits.tasks or caps.TASKS.get(backend, caps.TASKS["gpu"])))
+
+
+def limiter(output_bytes: int, memory_bytes: int, enter=None):
     """The ``preexec_fn`` that sets a child's ``RLIMIT_FSIZE`` (``output_bytes``),
-    ``RLIMIT_DATA`` (``memory_bytes``) and no core dumps."""
+    ``RLIMIT_DATA`` (``memory_bytes``) and no core dumps, and first calls ``enter`` (moving
+    the child into its cgroup, :meth:`autograder.sandbox.caps.Cgroup.enter`) when given."""
     def limit() -> None:  # runs in the forked child before exec: async-signal-safe calls only
+        if enter is not None:
+            enter()
         resource.setrlimit(resource.RLIMIT_FSIZE, (output_bytes, output_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))

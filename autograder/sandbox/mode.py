@@ -11,10 +11,19 @@ first record although the probe passed runs plain from then on in this process
 
 A plain child runs under :mod:`autograder.sandbox.reaper`, and every result graded so carries
 :data:`PLAIN_NOTE` with the reason. ``python -m autograder.sandbox`` says which mode applies here.
+
+**A class is graded in the sandbox unless told otherwise** (:func:`for_class`: ``autograder
+batch``, nbgrader's autograde; Gradescope requires it already): under ``auto``, a host where
+bubblewrap cannot run refuses the class (:class:`SandboxUnavailable`, exit status 2, with how to
+install it or ``--no-sandbox``), and where it runs the class is graded under ``require``, so no
+child falls back to a plain one. Only ``off`` (``--no-sandbox``), given on purpose, grades a
+class plain, and each of its results says so (the instructor's note, and the student's
+:data:`UNSANDBOXED_NOTE`). One ``autograder grade`` (a student's laptop) keeps ``auto``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -28,6 +37,13 @@ from autograder.errors import GraderSetupError
 from autograder.sandbox import bwrap
 
 PLAIN_NOTE = "sandbox: bubblewrap unavailable ({reason}); ran in a plain child process"
+#: What a student reads on a result graded without the sandbox.
+UNSANDBOXED_NOTE = "graded without the sandbox"
+#: How to get the sandbox, for a refusal.
+INSTALL = ("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora/RHEL: "
+           "sudo dnf install bubblewrap) and allow unprivileged user namespaces, or grade "
+           "without the sandbox on purpose with --no-sandbox (KERNELGRADE_SANDBOX=off): every "
+           "result then says so")
 
 
 class SandboxUnavailable(GraderSetupError):
@@ -96,6 +112,39 @@ def fallen_back(backend: str) -> str | None:
     """Why ``backend``'s children run plain though the probe passed (:func:`fall_back`), or
     None."""
     return _broken.get(backend)
+
+
+def for_class() -> str:
+    """The mode a whole class is graded in, checked before any student is: ``"require"`` when
+    bubblewrap runs here (under ``auto`` or ``require``), ``"off"`` when asked for on purpose.
+    Raises :class:`SandboxUnavailable` (exit status 2) when bubblewrap
+    cannot run here and ``off`` was not asked for, saying how to install it or pass
+    ``--no-sandbox``; ``ValueError`` for a bad ``KERNELGRADE_SANDBOX``. :func:`chosen` sets
+    it for the class's processes."""
+    chosen = requested()
+    if chosen != "off":
+        status = sandbox_status()
+        if not status.available:
+            raise SandboxUnavailable(
+                f"a class is graded in the sandbox, and bubblewrap cannot run here "
+                f"({status.reason}): {INSTALL}")
+        chosen = "require"
+    return chosen
+
+
+@contextlib.contextmanager
+def chosen(mode: str):
+    """``KERNELGRADE_SANDBOX`` set to ``mode`` for the block (the children and worker processes
+    started in it keep to it), as it was afterwards; yields ``mode``."""
+    before = os.environ.get(settings.SANDBOX)
+    os.environ[settings.SANDBOX] = mode
+    try:
+        yield mode
+    finally:
+        if before is None:
+            os.environ.pop(settings.SANDBOX, None)
+        else:
+            os.environ[settings.SANDBOX] = before
 
 
 def status_for(backend: str) -> SandboxStatus:

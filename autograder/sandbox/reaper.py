@@ -1,11 +1,14 @@
 """The plain-mode guardian between the grader and the harness, for when bubblewrap cannot run.
 
-Run as ``python -S reaper.py GRADER_PID CMD ARGS...`` (standard library only, no package import,
-so it starts in a few milliseconds). It becomes a *child subreaper*: every process the harness
-starts stays its descendant even after ``setsid()`` and a double fork. When the harness exits,
-or when the grader sends SIGTERM (timeout) or dies (``PR_SET_PDEATHSIG``), it SIGKILLs every
-remaining descendant, reaps them, and exits with the harness's status (``128 + signal`` when the
-harness was killed by a signal).
+Run as ``python -S reaper.py GRADER_PID [--write=DIR ...] CMD ARGS...`` (standard library only,
+no package import, so it starts in a few milliseconds). With ``--write`` folders, the harness
+may write only beneath them and ``/dev`` (:mod:`autograder.sandbox.landlock`, applied just
+before it runs; a rule that cannot be made ends the child with status 126 before anything
+runs). It becomes a *child subreaper*: every process the harness starts stays its descendant
+even after ``setsid()`` and a double fork. When the harness exits, or when the grader sends
+SIGTERM (timeout) or dies (``PR_SET_PDEATHSIG``), it SIGKILLs every remaining descendant, reaps
+them, and exits with the harness's status (``128 + signal`` when the harness was killed by a
+signal).
 
 It also makes the student's ``os.kill(os.getppid(), 9)`` kill only this guardian: the harness
 then dies with it (its own death signal), and the grader sees the child end.
@@ -86,6 +89,9 @@ def kill_descendants() -> None:
 def main(argv: list[str]) -> int:
     grader = int(argv[0])
     cmd = argv[1:]
+    writable = []
+    while cmd and cmd[0].startswith("--write="):
+        writable.append(cmd.pop(0)[len("--write="):])
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != grader:  # the grader died before the death signal was armed
         return 137
@@ -105,6 +111,14 @@ def main(argv: list[str]) -> int:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != me:
             os._exit(137)
+        if writable:
+            try:
+                import landlock  # this script's sibling (sys.path[0])
+
+                landlock.restrict_writes(writable)
+            except Exception as exc:  # noqa: BLE001 - never run the child unrestricted
+                os.write(2, f"reaper: cannot restrict the child's writes: {exc}\n".encode())
+                os._exit(126)
         try:
             os.execv(cmd[0], cmd)
         finally:

@@ -5,16 +5,25 @@ everything it started when it ends (:func:`run_child`, which returns a :class:`C
 
 Under bubblewrap the command is ``bwrap`` with :func:`autograder.sandbox.bwrap.arguments`; in
 plain mode the harness runs under :mod:`autograder.sandbox.reaper` (a subreaper that kills every
-descendant when the harness ends, and absorbs a kill aimed at the harness's parent), in its own
-session and process group. Either way the child gets :func:`autograder.sandbox.limits.child_env`
-and the resource limits of :mod:`autograder.sandbox.limits`.
+descendant when the harness ends), in its own session and process group, and may write only its
+own scratch folder and ``/dev`` where the kernel has Landlock (:mod:`autograder.sandbox.landlock`).
+Either way the child gets :func:`autograder.sandbox.limits.child_env`, the resource limits of
+:mod:`autograder.sandbox.limits`, and its whole process tree is held to its memory, process and
+task caps (:mod:`autograder.sandbox.caps`: its own cgroup, else the watchdog and, in bubblewrap's
+user namespace, ``RLIMIT_NPROC``); a child over a cap ends ``"capped"``.
+
+A timed GPU child gets the host's compiled timing kernels in its request (:func:`kernel_entries`:
+cubin entries the grader verified, :mod:`autograder.host.kernel_cache`); no child is shown the
+cache's folder.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,12 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.host import kernel_cache
-from autograder.sandbox import bwrap, gpu_nodes, mode
-from autograder.sandbox.limits import Limits, child_env, limiter, memory_limit
+from autograder.sandbox import bwrap, caps, gpu_nodes, landlock, mode
+from autograder.sandbox.limits import Limits, child_env, limiter, memory_limit, tree_caps
 from autograder.sandbox.watchdog import Watchdog
 from autograder.wire.channel import ChannelError, read_record
 
 REAPER = Path(__file__).resolve().with_name("reaper.py")
+NPROC = Path(__file__).resolve().with_name("nproc.py")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -48,9 +59,12 @@ class ChildRun:
     in seconds: ``"cpu"`` (the phase used that much CPU time without finishing: an endless
     loop), ``"idle"`` (the child used no CPU for that many seconds of wall time: blocked),
     ``"wall"`` (that many seconds of wall time: a GPU child's deadline, or the CPU clock's
-    backstop). ``cpu_seconds``: CPU time the child's process tree used, when measured (CPU
-    clock), else None; each record's header then carries ``_cpu``, the tree's CPU seconds when
-    it arrived (as ``_arrived`` carries wall seconds since the spawn).
+    backstop). ``ended == "capped"``: the child's process tree went over one of its caps
+    (:mod:`autograder.sandbox.caps`) and was stopped; ``capped`` says which, in words for the
+    student (:func:`autograder.sandbox.caps.message`). ``cpu_seconds``: CPU time the child's
+    process tree used, when measured (CPU clock), else None; each record's header then carries
+    ``_cpu``, the tree's CPU seconds when it arrived (as ``_arrived`` carries wall seconds since
+    the spawn).
     """
 
     records: list[tuple[dict, dict]] = field(default_factory=list)
@@ -64,6 +78,7 @@ class ChildRun:
     timeout_reason: str = ""
     timeout_after: float = 0.0
     cpu_seconds: float | None = None
+    capped: str = ""
 
     def timeout_text(self, hint: str) -> str:
         """What ran out, for a timeout's message: ``"(13 s of CPU time): " + hint`` (``hint``:
@@ -124,33 +139,96 @@ def _tail(path: Path, limit: int = 4000) -> str:
         return ""
 
 
-def _shown_kernel_cache(request: dict, backend: str, use_bwrap: bool) -> Path | None:
-    """The host's compiled kernels for the timing of ``request``'s exercise
-    (:mod:`autograder.host.kernel_cache`), which a timed GPU child reads, shown read-only inside
-    bubblewrap; None for a plain child (it could write where the grader reads), a child that
-    does not time, and when the warm-up has not made that folder yet."""
-    text = (request.get("timing") or {}).get("solution_source")
-    if backend != "gpu" or not use_bwrap or not text:
-        return None
+#: True once this process ran a plain child that Landlock did not restrict: such a child could
+#: have written the host's kernel cache, so this process no longer reads it.
+_unrestricted_child = False
+
+
+def writes_restricted(use_bwrap: bool) -> bool:
+    """Whether a child cannot write outside its own scratch folders: bubblewrap's read-only
+    system, or, for a plain child, Landlock (:mod:`autograder.sandbox.landlock`)."""
+    return use_bwrap or _landlock_abi() > 0
+
+
+_landlock: list[int] = []
+
+
+def _landlock_abi() -> int:
+    if not _landlock:
+        _landlock.append(landlock.abi())
+    return _landlock[0]
+
+
+def kernel_entries(request: dict, backend: str,
+                   use_bwrap: bool) -> tuple[dict, list[tuple[str, str]]]:
+    """The host's compiled kernels for the timing of ``request``'s exercise, for a timed GPU
+    child's request: the entries of the exercise's folder that verify (key → entry bytes,
+    :func:`autograder.host.kernel_cache.read_folder`), and ``(file name, why)`` for each file
+    there that does not (the grader tells the instructor). None for a child that does not time,
+    a sanitizer run, or when a child could have written the folder: this one cannot restrict
+    its writes, or this process ran one that could not (:func:`writes_restricted`)."""
+    timing = request.get("timing") or {}
+    text = timing.get("solution_source")
+    if (backend != "gpu" or not text or not writes_restricted(use_bwrap)
+            or _unrestricted_child):
+        return {}, []
     folder = kernel_cache.host_folder(text)
-    return folder.resolve() if folder is not None and folder.is_dir() else None
+    if folder is None:
+        return {}, []
+    return kernel_cache.read_folder(folder)
+
+
+def _forget_kernel_cache() -> None:
+    """After a plain child that could write anywhere the grader's user can: remove the host's
+    kernel cache, so nothing it may have put there is read by another grading (the next
+    preflight's warm-up fills it again)."""
+    from autograder.host.cache_folder import cache_dir
+
+    root = cache_dir()
+    if root is not None:
+        shutil.rmtree(root / "kernels", ignore_errors=True)
+
+
+def _child_cgroup(limits_caps: caps.TreeCaps) -> caps.Cgroup | None:
+    """The child's own cgroup (:class:`autograder.sandbox.caps.Cgroup`), or None where this
+    host has none for it (the watchdog holds the caps then)."""
+    parent, _ = caps.probe()
+    if parent is None:
+        return None
+    try:
+        return caps.Cgroup(parent, limits_caps)
+    except OSError as exc:
+        log.warning("no cgroup for a child (the watchdog holds its caps): %s", exc)
+        return None
 
 
 def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
              wrapper: tuple[str, ...] = (), writable: Path | None = None,
-             read_only: tuple[Path, ...] = ()) -> list[str]:
-    harness = [*wrapper, sys.executable, "-P", "-m", "autograder.child.harness", str(wfd)]
+             read_only: tuple[Path, ...] = (), program: list[str] | None = None,
+             tasks: int | None = None, own: Path | None = None) -> list[str]:
+    """The child's command line: ``program`` (default: the harness on channel ``wfd``) under
+    ``wrapper``, in bubblewrap (under :mod:`autograder.sandbox.nproc` with ``tasks``) or under
+    the plain mode's reaper (its writes restricted to ``own``, ``writable`` and ``/dev`` where
+    Landlock is, :func:`writes_restricted`)."""
+    harness = [*wrapper, *(program or [sys.executable, "-P", "-m", "autograder.child.harness",
+                                       str(wfd)])]
     if use_bwrap:
         extra = ((Path(wrapper[0]).resolve().parent,) if wrapper else ()) + tuple(read_only)
+        if tasks is not None:
+            harness = [sys.executable, "-S", "-E", str(NPROC), str(tasks), *harness]
         return bwrap.arguments(workdir, gpu=backend == "gpu" and bool(gpu_nodes.device_nodes()),
                                extra_ro=extra, writable=writable) + ["--", *harness]
-    return [sys.executable, "-S", str(REAPER), str(os.getpid()), *harness]
+    writes = []
+    if _landlock_abi() > 0:
+        writes = [f"--write={d}" for d in (own, writable) if d is not None]
+        writes = writes or [f"--write={workdir}"]
+    return [sys.executable, "-S", str(REAPER), str(os.getpid()), *writes, *harness]
 
 
 def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
               wrapper: tuple[str, ...] = (), writable: Path | None = None,
               on_record=None, cancel: threading.Event | None = None,
-              records: list | None = None) -> ChildRun:
+              records: list | None = None, program: list[str] | None = None) -> ChildRun:
     """Run the harness on ``request`` (see :mod:`autograder.child.harness`) with ``workdir`` (the
     submission's scratch folder, read-only to the child) visible. Never raises for anything
     the child does; raises :class:`autograder.sandbox.mode.SandboxUnavailable` only under
@@ -165,13 +243,15 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
     standard input (kept open for it); returning True stops the child. While it blocks, the
     child's deadlines wait too (:meth:`Watchdog.pause`). ``records``: a list that becomes the
     run's ``records``, filled as they arrive (a hook may read the records so far). ``cancel``:
-    when set, the child is stopped (``ended == "cancelled"``).
+    when set, the child is stopped (``ended == "cancelled"``). ``program``: a command run in
+    the harness's place, in the same sandbox and under the same limits and caps (tests).
     """
     status = mode.status_for(backend)
     if not status.available and mode.requested() == "require":
         raise mode.SandboxUnavailable(f"bubblewrap cannot run: {status.reason}")
     hooks = (on_record, cancel, records)
-    run = _run_once(request, backend, limits, workdir, status.available, wrapper, writable, hooks)
+    run = _run_once(request, backend, limits, workdir, status.available, wrapper, writable, hooks,
+                    program)
     if status.available and _infrastructure_failed(run):
         # The probe passed, yet the sandboxed child died before its first record (which it
         # sends before any student code exists): a mount or device it lacks. Grade without
@@ -188,11 +268,19 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
             return run
         reason = f"the sandboxed {backend} child failed to start: {last}"
         mode.fall_back(backend, reason)
-        run = _run_once(request, backend, limits, workdir, False, wrapper, writable, hooks)
-        run.notes.insert(0, mode.PLAIN_NOTE.format(reason=reason))
+        run = _run_once(request, backend, limits, workdir, False, wrapper, writable, hooks,
+                        program)
+        run.notes.insert(0, _plain_note(reason))
     elif not status.available:
-        run.notes.insert(0, mode.PLAIN_NOTE.format(reason=status.reason))
+        run.notes.insert(0, _plain_note(status.reason))
     return run
+
+
+def _plain_note(reason: str) -> str:
+    """The instructor's note on a plain child: why, and whether its writes were restricted."""
+    how = ("its writes restricted to its scratch folder by Landlock" if _landlock_abi() > 0
+           else "not restricted in what it writes (this kernel has no Landlock)")
+    return mode.PLAIN_NOTE.format(reason=reason) + f", {how}"
 
 
 def _infrastructure_failed(run: ChildRun) -> bool:
@@ -202,7 +290,9 @@ def _infrastructure_failed(run: ChildRun) -> bool:
 
 def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
               use_bwrap: bool, wrapper: tuple[str, ...] = (),
-              writable: Path | None = None, hooks=(None, None, None)) -> ChildRun:
+              writable: Path | None = None, hooks=(None, None, None),
+              program: list[str] | None = None) -> ChildRun:
+    global _unrestricted_child
     on_record, cancel, records_list = hooks
     rfd, wfd = os.pipe()
     out_path = workdir / f"output-{backend}-{os.getpid()}-{threading.get_ident()}.txt"
@@ -212,19 +302,48 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     env = child_env(backend)
     if plain_cwd:
         env["HOME"] = env["TMPDIR"] = plain_cwd
-    kernels = _shown_kernel_cache(request, backend, use_bwrap)
-    if kernels is not None:
-        env[kernel_cache.CACHE_ENV] = str(kernels)
+    entries, bad = kernel_entries(request, backend, use_bwrap)
+    if entries:
+        request = {**request, "timing": {**request["timing"], "kernels": entries}}
+    unrestricted = not writes_restricted(use_bwrap)
+    if unrestricted:
+        _unrestricted_child = True
+    limit = tree_caps(backend, limits)
+    cgroup = _child_cgroup(limit)
+    root = os.geteuid() == 0  # RLIMIT_NPROC does not hold root, in any namespace
+
+    def spawn(group: caps.Cgroup | None) -> subprocess.Popen:
+        with open(out_path, "wb") as out_file:
+            return subprocess.Popen(
+                _command(backend, wfd, workdir, use_bwrap, tuple(wrapper), writable,
+                         program=program, tasks=None if group or root else limit.tasks,
+                         own=Path(plain_cwd) if plain_cwd else None),
+                stdin=subprocess.PIPE, stdout=out_file, stderr=subprocess.STDOUT,
+                pass_fds=(wfd,), cwd=plain_cwd or workdir, env=env,
+                start_new_session=True,
+                preexec_fn=limiter(limits.output_bytes, memory_limit(backend, limits),
+                                   group.enter if group else None),
+            )
+
     started = time.monotonic()
-    with open(out_path, "wb") as out_file:
-        proc = subprocess.Popen(
-            _command(backend, wfd, workdir, use_bwrap, tuple(wrapper), writable,
-                     () if kernels is None else (kernels,)),
-            stdin=subprocess.PIPE, stdout=out_file, stderr=subprocess.STDOUT,
-            pass_fds=(wfd,), cwd=plain_cwd or workdir, env=env,
-            start_new_session=True,
-            preexec_fn=limiter(limits.output_bytes, memory_limit(backend, limits)),
-        )
+    try:
+        try:
+            proc = spawn(cgroup)
+        except subprocess.SubprocessError as exc:  # the child could not enter its cgroup
+            if cgroup is None:
+                raise
+            log.warning("a child could not enter its cgroup (the watchdog holds its caps "
+                        "from now on): %s", exc)
+            cgroup.close()
+            cgroup = None
+            caps.give_up(str(exc))
+            proc = spawn(None)
+    except BaseException:
+        os.close(wfd)
+        os.close(rfd)
+        if cgroup is not None:
+            cgroup.close()
+        raise
     os.close(wfd)
     records: queue.Queue = queue.Queue()
     stream = _Budget(os.fdopen(rfd, "rb"), limits.channel_bytes)
@@ -234,10 +353,16 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
                               daemon=True)
     feeder.start()
     run = ChildRun(sandbox="bubblewrap" if use_bwrap else "plain")
+    if bad:
+        said = [f"{name}: {why}" for name, why in bad]
+        log.warning("the host's kernel cache holds files that do not verify: %s", "; ".join(said))
+        run.notes.append(f"sandbox: the host's cache of compiled kernels holds {len(bad)} "
+                         "file(s) that do not verify, ignored (no kernelgrade process wrote "
+                         "them): " + "; ".join(said[:5]))
     if records_list is not None:
         records_list.clear()  # a second try (without bubblewrap) starts afresh
         run.records = records_list
-    watch = Watchdog(limits, backend, proc.pid, started)
+    watch = Watchdog(limits, backend, proc.pid, started, limit, cgroup)
     clock = "cpu" if watch.cpu_clock else "wall"
     budgets = {c.get("id"): limits.case_budget(c, clock) for c in request.get("cases") or ()}
     while True:
@@ -249,6 +374,10 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
             break
         if cancel is not None and cancel.is_set():
             run.ended = "cancelled"
+            break
+        over = watch.capped()
+        if over is not None:
+            run.ended, run.capped = "capped", caps.message(over, limit)
             break
         wait = watch.wait(now)
         try:
@@ -285,6 +414,13 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
         run.cpu_seconds = round(watch.read_cpu(), 3)
     _stop(proc, use_bwrap)
     run.exit_code = proc.returncode
+    if cgroup is not None:
+        over = cgroup.breach() if run.ended == "exited" else None
+        if over is not None:
+            run.ended, run.capped = "capped", caps.message(over, limit)
+        cgroup.close()
+    if unrestricted:
+        _forget_kernel_cache()
     reader.join(timeout=5)
     if not reader.is_alive():  # else a process that escaped holds the pipe: leave it to the thread
         stream.stream.close()

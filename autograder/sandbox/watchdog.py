@@ -10,6 +10,11 @@ compile check) those are seconds of *CPU time* of the child's whole process tree
 failing it, and only a child that makes no progress runs out; wall-time backstops catch one that
 blocks without using CPU. A GPU child's deadlines are wall time: a spinning kernel burns the
 GPU, not the host's CPU.
+
+It also holds the child's whole process tree to its caps where no cgroup does
+(:mod:`autograder.sandbox.caps`): every :data:`~autograder.sandbox.caps.POLL_SECONDS` it counts
+the tree's processes and sums their memory (:meth:`Watchdog.capped`), and the run loop kills
+the tree over a cap.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import os
 import time
 
+from autograder.sandbox import caps as tree_caps
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.reaper import proc_stats
 
@@ -63,9 +69,12 @@ class Watchdog:
     """The deadlines of one child (see :class:`Limits`): the current phase's and the whole
     child's, on the CPU clock (with its idle and wall backstops) or the wall clock."""
 
-    def __init__(self, limits: Limits, backend: str, root: int, started: float):
+    def __init__(self, limits: Limits, backend: str, root: int, started: float,
+                 caps: tree_caps.TreeCaps | None = None, cgroup=None):
         self.limits, self.root, self.started = limits, root, started
         self.cpu_clock = limits.clock_for(backend) == "cpu"
+        self.caps, self.cgroup = caps, cgroup
+        self._caps_at = float("-inf")
         self.cpu = 0.0
         self.busy_at, self.busy_cpu = started, 0.0
         self.phase(limits.import_timeout, started)
@@ -111,9 +120,31 @@ class Watchdog:
                 return "wall", self.limits.wall_factor * seconds
         return None
 
+    def capped(self) -> str | None:
+        """Which cap of :class:`~autograder.sandbox.caps.TreeCaps` the child's tree is over now
+        (``"processes"`` or ``"memory"``), or None; at most one reading per
+        :data:`~autograder.sandbox.caps.POLL_SECONDS` (else None). In a cgroup the kernel holds
+        memory and tasks; the processes are counted there. Else the tree is found in ``/proc``
+        (:func:`autograder.sandbox.caps.tree_pids`) and its memory summed
+        (:func:`autograder.sandbox.caps.tree_memory`)."""
+        now = time.monotonic()
+        if self.caps is None or now - self._caps_at < tree_caps.POLL_SECONDS:
+            return None
+        self._caps_at = now
+        if self.cgroup is not None:
+            return "processes" if len(self.cgroup.pids()) > self.caps.processes else None
+        table = {pid: int(fields[1]) for pid, fields in proc_stats() if len(fields) > 1}
+        pids = tree_caps.tree_pids(self.root, table)
+        if len(pids) > self.caps.processes:
+            return "processes"
+        if tree_caps.tree_memory(pids, self.caps.memory_bytes) > self.caps.memory_bytes:
+            return "memory"
+        return None
+
     def wait(self, now: float) -> float:
         """Seconds until the next check is due."""
         if self.cpu_clock:
             return POLL_SECONDS
-        return max(0.0, min(at + s for s, at, _ in self._deadlines()) - now)
+        due = max(0.0, min(at + s for s, at, _ in self._deadlines()) - now)
+        return due if self.caps is None else min(due, tree_caps.POLL_SECONDS)
 

@@ -87,6 +87,9 @@ class TimingRequest:
     input_seed: int = 0
     input_ranges: dict | None = None
     more_solutions: list | None = None
+    #: The host's compiled timing kernels the grader verified (key → cubin entry bytes,
+    #: :mod:`autograder.host.kernel_cache`), added by :func:`autograder.sandbox.run.run_child`.
+    kernels: dict | None = None
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

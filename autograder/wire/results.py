@@ -84,7 +84,9 @@ class ExerciseResult:
     ``extra_data``): how the child ran (sandbox mode), which top-level statements of the
     submission the grader skipped, and what the code printed once a hidden test could have run
     (:func:`autograder.judge.cases.printed_for_student`). Student-facing outputs (HTML report,
-    nbgrader grade cells, Gradescope's ``output``) show ``notes`` alone.
+    nbgrader grade cells, Gradescope's ``output``) show ``notes`` alone. ``sandbox``: how its
+    children ran, ``"bubblewrap"`` or ``"plain"`` (graded without the sandbox: the instructor's
+    notes say why, the student's notes say so); ``""`` when no child ran (a refused file).
     """
 
     exercise: str
@@ -95,6 +97,7 @@ class ExerciseResult:
     notes: list[str] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)
     instructor_notes: list[str] = field(default_factory=list)
+    sandbox: str = ""
 
     @property
     def score(self) -> float:
@@ -129,7 +132,7 @@ class ExerciseResult:
         return cls(d["exercise"], d.get("submission", ""), d.get("device", ""),
                    [TestResult.from_dict(t) for t in d.get("tests", [])], d.get("seed"),
                    list(d.get("notes", [])), dict(d.get("phases_s", {})),
-                   list(d.get("instructor_notes", [])))
+                   list(d.get("instructor_notes", [])), str(d.get("sandbox", "")))
 
     def to_dict(self) -> dict:
         return {
@@ -143,6 +146,7 @@ class ExerciseResult:
             "seed": self.seed,
             "notes": list(self.notes),
             "instructor_notes": list(self.instructor_notes),
+            "sandbox": self.sandbox,
             "phases_s": dict(self.phases_s),
             "tests": [t.to_dict() for t in self.tests],
         }
