@@ -281,3 +281,15 @@ def test_report_in_headless_chromium(tmp_path, make):
     assert dom.returncode == 0 and "<main>" in dom.stdout
     assert len(images(dom.stdout)) == len(images(page.read_text())) >= 1
     assert re.search(r'name="viewport" content="width=device-width', dom.stdout)
+
+
+def test_page_names_of_keys_that_differ_only_in_accents_or_symbols_never_collide():
+    """Each student's page has its own file: ``josé``, ``josè`` and ``jos`` once all became
+    ``jos_occupancy.html``, and the last written overwrote the others."""
+    keys = ["josé/occupancy", "josè/occupancy", "jos/occupancy", "jos_occupancy",
+            "a b/tiled_matmul", "a_b/tiled_matmul"]
+    names = [html.page_name(k) for k in keys]
+    assert len(set(names)) == len(keys)
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+\.html", n) for n in names)
+    assert html.page_name("jos_occupancy") == "jos_occupancy.html"
+    assert html.page_name("josé/occupancy") == html.page_name("josé/occupancy")

@@ -11,6 +11,7 @@ package data (``autograder/report/templates``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -251,8 +252,13 @@ def write_result(result: ExerciseResult, path: str | Path, source=None) -> Path:
 
 
 def page_name(key: str) -> str:
-    """A file name for a submission key (``student/assignment``)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_") + ".html"
+    """A file name for a submission key (``student/assignment``): its letters, digits, ``_.-``
+    and, unless those alone are the key, 8 hex digits of the key's SHA-256, so keys that differ
+    only in other characters (``josé`` and ``josè``) never share (and overwrite) a page."""
+    plain = re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_")
+    if plain == key:
+        return plain + ".html"
+    return f"{plain}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:8]}.html"
 
 
 def not_graded_view(skipped: list[dict]) -> dict:
