@@ -270,7 +270,7 @@ def load(kernel, argtypes: tuple, entry: Entry) -> None:
 
     options = getattr(kernel, "targetoptions", {})
     library = CUDACodeLibrary(None, entry.name, entry_name=entry.name)
-    library._cubin_cache = {library._ensure_cc(None): entry.cubin}
+    library._cubin_cache = {library._ensure_cc(None): _object_code(entry.cubin, entry.name)}
     library.use_cooperative = entry.cooperative
     library._finalized = True
     compiled = _Kernel._rebuild(
@@ -288,7 +288,27 @@ def cubin_of(compiled) -> tuple[str, bytes, bool]:
     library = compiled._codelibrary
     if getattr(library, "_setup_functions", None):
         raise ValueError("its module has setup functions")
-    return compiled.entry_name, bytes(library.get_cubin()), bool(compiled.cooperative)
+    return compiled.entry_name, _cubin_bytes(library.get_cubin()), bool(compiled.cooperative)
+
+
+def _cubin_bytes(cubin) -> bytes:
+    """The bytes of what numba-cuda's ``get_cubin`` returns: ``bytes`` in older releases, a
+    ``cuda.core`` ``ObjectCode`` (its ``code``) since numba-cuda 0.2x. Raises ``ValueError`` for
+    anything else (not a cubin in memory)."""
+    code = getattr(cubin, "code", cubin)
+    if isinstance(code, (bytes, bytearray, memoryview)):
+        return bytes(code)
+    raise ValueError(f"the compiled kernel's cubin is a {type(code).__name__}, not bytes")
+
+
+def _object_code(cubin: bytes, name: str):
+    """``cubin`` as numba-cuda's code library keeps it: a ``cuda.core`` ``ObjectCode`` where
+    numba-cuda's driver uses them (it loads a module from the object's handle), else bytes."""
+    try:
+        from cuda.core import ObjectCode
+    except ImportError:  # an older numba-cuda, which loads bytes
+        return cubin
+    return ObjectCode.from_cubin(cubin, name=name)
 
 
 def save(compiled, key: str) -> bool:
