@@ -4,6 +4,8 @@ a record (:mod:`autograder.wire.protocol`) and is judged there, never here."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from autograder.wire import buffers
 from autograder.wire.contract import Contract
 from autograder.wire.protocol import CaseRequest, CaseResult, Start
@@ -15,16 +17,123 @@ STICKY = ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "UNKNOWN", "MISALIGNED", "ILLEGAL_
           "HARDWARE_STACK", "ASSERT")
 
 
+#: The compute capability the compile check targets where no GPU is known (the simulator's
+#: compile child, on a laptop, CI or Gradescope): the H100's and H200's, which the house grades on.
+TARGET_CC = (9, 0)
+
+
 def compile_ptx(kernel, contract: Contract, backend: str) -> str:
-    """Compile the kernel's Python function to PTX (no GPU needed; lineinfo on). Raises Numba's
-    typing/lowering errors for code a GPU would reject. The grader reads the PTX."""
+    """Compile the kernel's Python function to PTX for the GPU's compute capability (on a GPU)
+    or :data:`TARGET_CC` (elsewhere), lineinfo on, for the argument types a GPU compiles it for
+    (the contract's signature, or the kernel's own declared one that takes it:
+    :func:`declared_for`). Needs no CUDA driver off the GPU: the device functions the kernel
+    calls compile for the same target (:func:`compiling_for`). Raises Numba's typing/lowering
+    errors for code a GPU would reject, and ``TypeError`` for a declared signature no launch
+    fits. The grader reads the PTX."""
     from numba import cuda, types as nbtypes
 
     sig = tuple(eval(s, {"__builtins__": {}}, vars(nbtypes)) for s in contract.signature)
-    cc = cuda.get_current_device().compute_capability if backend == "gpu" else (9, 0)
-    ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc, lineinfo=True,
-                              device=contract.device_function)
+    if not contract.device_function:
+        sig = declared_for(kernel.py_func, sig)
+    if backend == "gpu":
+        cc = tuple(cuda.get_current_device().compute_capability)
+        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc, lineinfo=True,
+                                  device=contract.device_function)
+        return ptx
+    with compiling_for(TARGET_CC):
+        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=TARGET_CC, lineinfo=True,
+                                  device=contract.device_function)
     return ptx
+
+
+def declared_for(py_func, launched: tuple) -> tuple:
+    """The argument types a GPU compiles the kernel ``py_func`` for when its launches pass
+    ``launched`` (a tuple of Numba types): ``launched`` itself for a kernel decorated without a
+    signature; for ``@cuda.jit("void(float32[:], float32[:])")`` (a signature or a list of
+    them), the first declared signature that ``launched`` converts to, as a GPU's dispatcher
+    picks it. The compile child imports the submission lazily (signatures left out: a GPU
+    compiles them at import, which needs a driver), so this reads the decorator again from the
+    kernel's source with the loader's own evaluator. Raises ``TypeError`` when no declared
+    signature takes ``launched`` (a GPU refuses every launch: "No matching definition")."""
+    from numba.cuda.descriptor import cuda_target
+
+    declared = declared_signatures(py_func)
+    if not declared:
+        return launched
+    typing = cuda_target.typing_context
+    for args in declared:
+        if len(args) == len(launched) and all(
+                typing.can_convert(have, want) is not None for have, want in zip(launched, args)):
+            return args
+    shown = " or ".join("(" + ", ".join(map(str, a)) + ")" for a in declared)
+    raise TypeError(f"the kernel's declared signature takes {shown}, but the exercise launches "
+                    f"it with ({', '.join(map(str, launched))}): a GPU finds no matching "
+                    "definition for any launch")
+
+
+def declared_signatures(py_func) -> list[tuple] | None:
+    """The argument types of the signatures given to ``py_func``'s ``cuda.jit`` decorator in its
+    source (``linecache``: the child registers the submission's text), evaluated as the loader
+    evaluates them (:mod:`autograder.source.definitions`); None when it was given none or its
+    source cannot be read."""
+    import ast
+    import linecache
+
+    from numba.core import sigutils
+
+    from autograder.source import definitions
+
+    code = py_func.__code__
+    try:
+        tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+    except (SyntaxError, ValueError):
+        return None
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                 and n.name == code.co_name and n.lineno == code.co_firstlineno), None)
+    if node is None:
+        return None
+    ev = definitions._Evaluator(py_func.__globals__, definitions._Kinds(code.co_filename))
+    for deco in node.decorator_list:
+        if not isinstance(deco, ast.Call) or not deco.args:
+            continue
+        try:
+            value = ev.eval(deco.args[0])
+            if ev.k.is_student_function(value):
+                continue
+            value = ev._signature(value, deco.args[0])
+        except Exception:  # noqa: BLE001 - the loader ran it already; nothing to add here
+            return None
+        sigs = value if isinstance(value, list) else [value]
+        return [sigutils.normalize_signature(one)[0] for one in sigs]
+    return None
+
+
+class _Target:
+    """What Numba's dispatcher reads of "the current device" while compiling: its compute
+    capability, and nothing that needs a driver."""
+
+    def __init__(self, cc: tuple[int, int]):
+        self.compute_capability = tuple(cc)
+
+
+@contextmanager
+def compiling_for(cc: tuple[int, int]):
+    """While it lasts, Numba compiles device functions for compute capability ``cc`` without
+    asking a CUDA driver. numba-cuda (0.30.4) compiles a ``@cuda.jit(device=True)`` function
+    when a kernel's typing first calls it (``CUDADispatcher.compile_device``) for
+    ``get_current_device().compute_capability``, which creates a CUDA context: on a machine
+    without a driver (a laptop, CI, Gradescope) every kernel that calls a device function
+    failed the compile check with ``CudaSupportError`` although a GPU compiles it
+    (``cuda.compile_ptx`` itself takes ``cc`` and needs no driver). Only the dispatcher
+    module's own reference is replaced, and put back afterwards."""
+    from numba.cuda import dispatcher
+
+    saved = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: _Target(cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = saved
 
 
 def compile_for_cases(kernel, contract: Contract, consts: dict, cases: list):

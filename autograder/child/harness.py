@@ -119,6 +119,8 @@ def main(argv: list[str]) -> int:
     send(Hello(os.getpid(), package_facts()))
     if backend != "gpu":
         not_dumpable()
+    if backend == "sim":  # before the import: `from numba.cuda import grid` is one
+        prepare_simulator()
     try:
         # The compile child has no GPU: a kernel given a signature must not compile eagerly.
         module = import_submission(path, req.source_text, lazy=backend == "compile",
@@ -187,8 +189,6 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
         from autograder.exercises.package import import_driver
         driver = import_driver(contract.driver, contract.driver_root)
 
-    if backend == "sim":
-        prepare_simulator()
     if "run" in phases and contract.functions:
         run_calls(module, req.cases, path)
     elif "run" in phases:

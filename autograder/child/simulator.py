@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from contextlib import contextmanager
 
 # Where a block's lanes run all at once (they let go: a kernel spinning on another of its
 # threads), they compete for the interpreter lock as in Numba's own simulator, whose polling
@@ -19,12 +20,17 @@ SIM_SWITCH_INTERVAL = 2e-4
 def prepare_simulator() -> None:
     """Set :data:`SIM_SWITCH_INTERVAL`, run blocks one lane at a time
     (:func:`lanes_in_turn`), make the simulator's shared arrays thread-safe
-    (:func:`thread_safe_shared_arrays`) and let ``x.shape[-1]`` work as on a GPU
-    (:func:`negative_shape_indices`)."""
+    (:func:`thread_safe_shared_arrays`), let ``x.shape[-1]`` work as on a GPU
+    (:func:`negative_shape_indices`), give kernels ``numba.cuda``'s kernel API under every
+    spelling a GPU accepts (:func:`kernel_api_spellings`) and let ``cuda.jit`` take the options
+    a GPU takes (:func:`gpu_jit_options`). Idempotent; called before the submission is
+    imported (``from numba.cuda import grid`` is an import)."""
     sys.setswitchinterval(SIM_SWITCH_INTERVAL)
     lanes_in_turn()
     thread_safe_shared_arrays()
     negative_shape_indices()
+    kernel_api_spellings()
+    gpu_jit_options()
 
 
 # CPU seconds without a hand-over before a block's lanes all run at once (instrument.scheduler).
@@ -144,3 +150,242 @@ def thread_safe_shared_arrays() -> None:
 
     array.thread_safe = True
     shared.array = array
+
+
+# -- numba.cuda's kernel API, however a kernel names it -------------------------------------------
+
+#: What ``numba.cuda`` gives a kernel on a GPU (numba-cuda 0.30.4) and the simulator's stand-in
+#: for the module (``FakeCUDAModule``) answers in a kernel, but the simulator's ``numba.cuda``
+#: module itself lacks: on the simulator only a kernel global that *is* ``numba.cuda`` is
+#: swapped for the stand-in, so ``import numba.cuda`` then ``numba.cuda.grid(2)``,
+#: ``import numba as nb; nb.cuda.grid(1)`` and ``from numba.cuda import grid`` failed there.
+KERNEL_API = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpsize", "laneid", "grid",
+              "gridsize", "syncthreads", "syncthreads_count", "syncthreads_and",
+              "syncthreads_or", "threadfence", "threadfence_block", "threadfence_system",
+              "shared", "local", "const", "atomic", "cg", "popc", "fma", "cbrt", "brev", "clz",
+              "ffs", "selp")
+
+#: What a GPU runs and Numba's simulator has no implementation of (numba-cuda 0.30.4): the warp
+#: intrinsics (shuffles, votes, matches, ``syncwarp``, ``activemask``, ``lanemask_lt``) and
+#: ``nanosleep``. A kernel that calls one raises :class:`SimulatorLimit` on the simulator.
+GPU_ONLY = ("activemask", "all_sync", "any_sync", "ballot_sync", "eq_sync", "lanemask_lt",
+            "match_all_sync", "match_any_sync", "nanosleep", "shfl_down_sync", "shfl_sync",
+            "shfl_up_sync", "shfl_xor_sync", "syncwarp")
+
+#: Names whose value is the running thread's own: never swapped for one value per launch.
+PER_THREAD = ("threadIdx", "blockIdx", "laneid")
+
+
+class SimulatorLimit(Exception):
+    """The kernel asked for what Numba's CUDA simulator cannot run and a GPU can (a warp
+    intrinsic, :data:`GPU_ONLY`): the grader's limit, not an error of the kernel. The judge
+    reads it by its name (:data:`autograder.judge.collect.SIMULATOR_LIMIT`) and reports the
+    case as one that needs a GPU; a submission's own exception of that name only turns its own
+    error into a skipped case, no points either way."""
+
+
+def _context():
+    """The simulator's kernel API of the running launch (``FakeCUDAModule``), or None."""
+    from numba.cuda.simulator import kernel
+
+    return kernel._get_kernel_context()
+
+
+class KernelName:
+    """What ``from numba.cuda import NAME`` binds on the simulator, for a NAME of the kernel API
+    (:data:`KERNEL_API`, :data:`GPU_ONLY`): in a kernel it is the running launch's own
+    (``threadIdx.x``, ``shared.array(...)``, ``grid(1)``). Like the stub class a GPU binds it is
+    callable and never data, so the simulator's and the GPU compile's definitions agree
+    (:func:`autograder.source.definitions.bindings`). A launch swaps it in the kernel's
+    globals for the launch's own value (:func:`swapped_kernel_names`), except for the names of
+    :data:`PER_THREAD`, read at each use."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<numba.cuda.{self.name} on the simulator>"
+
+    def _value(self):
+        ctx = _context()
+        if ctx is None:  # AttributeError: getattr(name, "py_func", None) and hasattr stay quiet
+            raise AttributeError(f"numba.cuda.{self.name} is usable in a kernel only")
+        return getattr(ctx, self.name)
+
+    def __call__(self, *args, **kwargs):
+        return self._value()(*args, **kwargs)
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self._value(), attr)
+
+
+class _ThreadInt(KernelName):
+    """:class:`KernelName` for a per-thread integer (``laneid``): an int in arithmetic,
+    comparisons and indexing."""
+
+    __slots__ = ()
+
+    def __index__(self) -> int:
+        return int(self._value())
+
+    __int__ = __index__
+
+    def __hash__(self) -> int:
+        return hash(self.__index__())
+
+
+def _int_method(op: str):
+    def method(self, *other):
+        return getattr(self.__index__(), op)(*other)
+
+    method.__name__ = op
+    return method
+
+
+for _op in ("add", "radd", "sub", "rsub", "mul", "rmul", "floordiv", "rfloordiv", "truediv",
+            "rtruediv", "mod", "rmod", "and", "rand", "or", "ror", "xor", "rxor", "lshift",
+            "rlshift", "rshift", "rrshift", "pow", "rpow", "neg", "pos", "abs", "invert",
+            "eq", "ne", "lt", "le", "gt", "ge", "bool", "float"):
+    setattr(_ThreadInt, f"__{_op}__", _int_method(f"__{_op}__"))
+del _op
+
+_NAMES: dict[str, KernelName] = {}
+
+
+def kernel_name(name: str) -> KernelName:
+    """The one :class:`KernelName` of ``name`` (so a launch can find it by identity)."""
+    found = _NAMES.get(name)
+    if found is None:
+        found = _NAMES[name] = (_ThreadInt if name == "laneid" else KernelName)(name)
+    return found
+
+
+def _gpu_only(name: str):
+    def stand_in(self, *args, **kwargs):
+        raise SimulatorLimit(
+            f"cuda.{name} is not run by Numba's CUDA simulator (it has no warp intrinsics: "
+            "shuffles, votes, matches, syncwarp, activemask, lanemask_lt, nanosleep); a GPU "
+            "runs it")
+
+    stand_in.__name__ = name
+    return stand_in
+
+
+def kernel_api_spellings() -> None:
+    """Give kernels on the simulator ``numba.cuda``'s kernel API however they name it, as a GPU
+    does: through the module (``import numba.cuda`` then ``numba.cuda.grid(2)``,
+    ``import numba as nb`` then ``nb.cuda.shared.array``: the simulator's ``numba.cuda`` answers
+    :data:`KERNEL_API` and :data:`GPU_ONLY` names with the running launch's own, by a module
+    ``__getattr__``, so a call adds no frame), by name (``from numba.cuda import grid,
+    threadIdx`` and ``import *``: :class:`KernelName`, swapped per launch by
+    :func:`swapped_kernel_names`) or through the module's own name (``cuda``, ``cu``: Numba's
+    swap, kept). :data:`GPU_ONLY` names raise :class:`SimulatorLimit` in a kernel. Idempotent."""
+    import numba.cuda as module
+    from numba.cuda.simulator import kernel, kernelapi
+
+    if getattr(module.__dict__.get("__getattr__"), "kernelgrade", False):
+        return
+    fake = kernelapi.FakeCUDAModule
+    for name in GPU_ONLY:
+        if not hasattr(fake, name):
+            setattr(fake, name, _gpu_only(name))
+    previous = module.__dict__.get("__getattr__")
+    names = frozenset(KERNEL_API + GPU_ONLY)
+
+    def __getattr__(name: str):
+        if name in names:
+            ctx = _context()
+            return kernel_name(name) if ctx is None else getattr(ctx, name)
+        if previous is not None:
+            return previous(name)
+        raise AttributeError(f"module 'numba.cuda' has no attribute {name!r}")
+
+    __getattr__.kernelgrade = True
+    if "__all__" not in module.__dict__:  # import *: the public names, and the kernel API
+        module.__all__ = sorted({n for n in vars(module) if not n.startswith("_")} | names)
+    module.__getattr__ = __getattr__
+    kernelapi.swapped_cuda_module = swapped_kernel_names
+    kernel.swapped_cuda_module = swapped_kernel_names
+
+
+_KEEP = object()
+
+
+def _launch_value(value, cuda, fake):
+    """What a kernel global ``value`` is during a launch whose kernel API is ``fake``: ``fake``
+    for ``numba.cuda`` itself (Numba's rule), the launch's own value for a
+    :class:`KernelName` not of :data:`PER_THREAD`, else :data:`_KEEP`."""
+    if value is cuda:
+        return fake
+    if fake is not None and type(value) is KernelName and value.name not in PER_THREAD \
+            and _NAMES.get(value.name) is value:
+        return getattr(fake, value.name)
+    return _KEEP
+
+
+@contextmanager
+def swapped_kernel_names(fn, fake_cuda_module):
+    """Numba's ``swapped_cuda_module`` (numba-cuda 0.30.4; the same locks, counts and saved
+    values, so a device function's call within the launch swaps nothing again), which also
+    swaps the kernel API names a kernel imported from ``numba.cuda`` (:func:`_launch_value`):
+    ``syncthreads()`` then calls the launch's own method, with no frame of ours between the
+    kernel's line and the barrier that records it."""
+    from numba import cuda
+    from numba.cuda.simulator import kernelapi as api
+
+    globs = fn.__globals__
+    gid = id(globs)
+    with api._locks_register_lock:
+        lock = api._globals_locks[gid]
+    with lock:
+        if api._swap_refcount[gid] == 0:
+            orig, new = {}, {}
+            for k, v in globs.items():
+                value = _launch_value(v, cuda, fake_cuda_module)
+                if value is not _KEEP:
+                    orig[k], new[k] = v, value
+            api._swap_orig[gid] = orig
+            globs.update(new)
+        api._swap_refcount[gid] += 1
+    try:
+        yield
+    finally:
+        with lock:
+            api._swap_refcount[gid] -= 1
+            if api._swap_refcount[gid] == 0:
+                globs.update(api._swap_orig.pop(gid))
+                del api._swap_refcount[gid]
+
+
+#: ``cuda.jit`` options that only steer code generation for a GPU (line info, registers, launch
+#: bounds, inlining in NVVM): Numba's GPU target takes them, the simulator's ``jit``
+#: (numba-cuda 0.30.4) raised ``TypeError`` for them, and they change nothing a kernel computes.
+GPU_CODEGEN_OPTIONS = ("lineinfo", "max_registers", "launch_bounds", "forceinline")
+
+
+def gpu_jit_options() -> None:
+    """Make the simulator's ``numba.cuda.jit`` take :data:`GPU_CODEGEN_OPTIONS` and drop them,
+    as a GPU compiles ``@cuda.jit(lineinfo=True, max_registers=32)``: an honest kernel written
+    with them lost every point on the simulator ("importing your code failed: TypeError: jit()
+    got an unexpected keyword argument 'lineinfo'"). Every other argument goes to the
+    simulator's own ``jit``. Idempotent."""
+    import functools
+
+    import numba.cuda as module
+
+    original = module.jit
+    if getattr(original, "kernelgrade", False):
+        return
+
+    @functools.wraps(original)
+    def jit(*args, **kwargs):
+        for name in GPU_CODEGEN_OPTIONS:
+            kwargs.pop(name, None)
+        return original(*args, **kwargs)
+
+    jit.kernelgrade = True
+    module.jit = jit

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from autograder.judge import diagnostics
 from autograder.judge import ptx
-from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, concept_name, early_failure, judge_case, once, where
+from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, case_errors, concept_name, early_failure, judge_case, once, where
 from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import CaseResult, Compiled, Error, Hello, Imported, TimingSamples, received
 from autograder.wire.results import Kind, Status, TestResult
@@ -19,6 +19,48 @@ from autograder.timing.measure import (configuration_text, reference_details, se
                                        timing_details, verdict)
 
 TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
+
+#: The name of the exception the simulator child raises where a kernel asks for what Numba's
+#: CUDA simulator cannot run and a GPU can (a warp intrinsic):
+#: :class:`autograder.child.simulator.SimulatorLimit`. The grader's limit, never the kernel's
+#: error: such a case is skipped (it needs a GPU), no points either way.
+SIMULATOR_LIMIT = "SimulatorLimit"
+
+#: Errors of the compile check that come from the machine it ran on (no CUDA driver where one
+#: was asked for, no NVVM), never from the kernel.
+SETUP_ERRORS = ("CudaSupportError", "NvvmSupportError")
+
+
+def simulator_limit(message: str) -> str | None:
+    """What the simulator could not run, from an error ``message`` (``"Type: text"``) of a
+    :data:`SIMULATOR_LIMIT` (a case's, with Numba's ``tid=[...] ctaid=[...]:`` prefix, or an
+    instrumented run's); None for any other error."""
+    head = SIMULATOR_LIMIT + ": "
+    if not isinstance(message, str) or not message.startswith(head):
+        return None
+    text = message[len(head):]
+    if text.startswith("tid=") and "]: " in text:
+        text = text.split("]: ", 2)[-1]
+    return text.strip()
+
+
+def report_limit(report: dict | None) -> str | None:
+    """The simulator's limit that stopped one of the instrumented runs (:func:`simulator_limit`
+    of its error; ``report``: :func:`autograder.judge.diagnostics.merged`), or None."""
+    runs = (report or {}).get("runs") or [{"error": (report or {}).get("error")}]
+    for run in runs:
+        err = run.get("error") if isinstance(run, dict) else None
+        text = simulator_limit(err.get("message") if isinstance(err, dict) else err)
+        if text:
+            return text
+    return None
+
+
+def limit_text(what: str, whose: str = "the grader's simulator") -> str:
+    """The message of a test the grader could not judge here (``what``; ``whose`` limit it is):
+    the grader's limit, said as such."""
+    return (f"not run: {what}. That is a limit of {whose}, not a fault of your kernel; a GPU "
+            "grades this test")
 
 
 def collect(grading: Grading, kids: Children, report: dict | None = None) -> list[TestResult]:
@@ -39,7 +81,14 @@ def collect(grading: Grading, kids: Children, report: dict | None = None) -> lis
     tests = []
     correct_everywhere = True
     for c in grading.cases:
-        test = judge_case(grading, c, kids.run)
+        run = kids.run
+        test = judge_case(grading, c, run)
+        errors = case_errors(received(run)) if grading.backend == "sim" else {}
+        limit = simulator_limit(errors[c.id].message) if c.id in errors else None
+        if limit and test.status is Status.ERROR:
+            test = TestResult(name=test.name, kind=test.kind, visibility=test.visibility,
+                              status=Status.SKIPPED, points=0.0, max_points=test.max_points,
+                              message=limit_text(limit))
         if test.status is not Status.PASSED and test.status is not Status.SKIPPED:
             correct_everywhere = False
         tests.append(test)
@@ -47,7 +96,7 @@ def collect(grading: Grading, kids: Children, report: dict | None = None) -> lis
         correct_everywhere = False
     if exercise.concept:
         tests.append(judge_concept(grading, kids.compiled, diagnostics.concept_problems(
-            grading, report, kids.sanitized)))
+            grading, report, kids.sanitized), report_limit(report)))
     if exercise.timing:
         tests.append(judge_timing(grading, kids.timing, correct_everywhere))
     return tests
@@ -65,10 +114,20 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def judge_concept(grading: Grading, compiled_run, findings: list[str]) -> TestResult:
+def setup_error(message: str) -> bool:
+    """Whether a compile check's error ``message`` (``"Type: text"``) is the machine's
+    (:data:`SETUP_ERRORS`), not the kernel's."""
+    return isinstance(message, str) and message.split(":", 1)[0].strip() in SETUP_ERRORS
+
+
+def judge_concept(grading: Grading, compiled_run, findings: list[str],
+                  limit: str | None = None) -> TestResult:
     """The concept test from the PTX facts (shared memory, barriers, atomics, fences) of
     ``compiled_run`` (the child that compiled the kernel for a real GPU) and ``findings`` (the
-    diagnostics' problems that fail it, the first three shown)."""
+    diagnostics' problems that fail it, the first three shown). ``limit``: what the simulator
+    could not run in the instrumented run (:func:`report_limit`), whose evidence the concept
+    test needs: then it is skipped with that reason (the grader's limit), no points. A
+    compile check stopped by the machine (:func:`setup_error`) is skipped likewise."""
     exercise, source = grading.exercise, grading.source
     concept = exercise.concept
     name = concept_name(exercise)
@@ -76,6 +135,12 @@ def judge_concept(grading: Grading, compiled_run, findings: list[str]) -> TestRe
     facts = crx.first(Compiled)
     if facts is None:
         err = next(iter(crx.errors("compile")), None)
+        if err is not None and setup_error(err.message):
+            return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden",
+                              status=Status.SKIPPED, points=0.0, max_points=concept.points,
+                              message=limit_text("the compile check could not run on this "
+                                                 f"machine ({err.message.splitlines()[0]})",
+                                                 "the machine the grader ran on"))
         if err is not None:
             msg = (f"{where(source, err)}your kernel does not compile for a real GPU "
                    f"(Numba's CUDA target rejects it): {err.message}")
@@ -84,6 +149,11 @@ def judge_concept(grading: Grading, compiled_run, findings: list[str]) -> TestRe
             msg = early[1] if early else "the compile check did not finish"
         return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.ERROR,
                           points=0.0, max_points=concept.points, message=msg)
+    if limit:
+        return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden",
+                          status=Status.SKIPPED, points=0.0, max_points=concept.points,
+                          message=limit_text(f"the concept test reads the instrumented "
+                                             f"simulator run, and {limit}"))
     found = ptx.facts(facts.ptx)
     missing = []
     if found.shared_bytes < concept.min_shared_bytes:
@@ -193,7 +263,9 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
     passed on the simulator counts only when the compile child (which runs no student code)
     compiled the same kernel from the same definitions: the same constants, the same top-level
     statements skipped, and every name bound to the same kind of value
-    (:func:`definitions_differ`). Changes ``tests`` in place."""
+    (:func:`definitions_differ`). A passed test that does not count is an ``error``, or
+    ``skipped`` when the compile check was stopped by the machine it ran on
+    (:func:`setup_error`: the grader's setup, not the kernel). Changes ``tests`` in place."""
     crx = received(compiled_run)
     facts, built = crx.first(Compiled), crx.first(Imported)
     ran = received(run).first(Imported)
@@ -203,14 +275,19 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
     err = next(iter(crx.errors("compile", "import", "contract")), None)
     if facts is None and err is not None and "NvvmSupportError" in err.message:
         return  # NVVM missing here: nothing to check against (the concept test says so)
-    why = ("it does not compile for a real GPU (see the concept test)" if facts is None
+    machine = facts is None and err is not None and setup_error(err.message)
+    why = ("the compile check could not run on this machine (the grader's setup, not your "
+           "kernel)" if machine
+           else "it does not compile for a real GPU (see the concept test)" if facts is None
            else differ or "the compile check did not report its definitions")
     for i, t in enumerate(tests):
         if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
             tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
-                                  status=Status.ERROR, points=0.0, max_points=t.max_points,
+                                  status=Status.SKIPPED if machine else Status.ERROR,
+                                  points=0.0, max_points=t.max_points,
                                   message=f"right on the simulator, but {why}, so the "
-                                  "simulator's result does not count")
+                                  "simulator's result does not count"
+                                  + ("; a GPU grades this test" if machine else ""))
 
 
 def definitions_differ(source: Source, ran: Imported | None,

@@ -3,14 +3,23 @@
 For a notebook, the source is its code cells in order, with IPython magics (``%``, ``%%``, ``!``)
 and the autograder's own test cells (nbgrader grade cells that are not solution cells) left out.
 Each source line remembers where it came from, so messages can say "cell 3, line 12".
+
+A ``.py`` file is read as CPython reads a source file (:func:`python_text`): its encoding from a
+UTF-8 byte-order mark or a coding line (PEP 263), else UTF-8, the mark dropped, and ``\r\n``
+and ``\r`` line endings read as ``\n``. Lines are what Python counts as lines (only those
+three end one; a form feed or U+2028 in a comment does not), so line numbers match the file.
 """
 
 from __future__ import annotations
 
+import codecs
 import errno
+import io
 import json
 import os
+import re
 import stat
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,8 +50,53 @@ class Source:
         return f"line {lineno}"
 
     def line_text(self, lineno: int) -> str:
-        lines = self.text.splitlines()
+        """Source line ``lineno`` (1-based, as Python numbers it), stripped; ``""`` past the
+        end."""
+        lines = python_lines(self.text)
         return lines[lineno - 1].strip() if 1 <= lineno <= len(lines) else ""
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def python_lines(text: str) -> list[str]:
+    """``text``'s lines as Python's tokenizer counts them: only ``\r\n``, ``\r`` and ``\n``
+    end a line (``str.splitlines`` also splits at a form feed, U+2028 and others, which Python
+    reads as whitespace or as part of a comment or string). No trailing empty line for text
+    that ends with a newline, as ``str.splitlines``."""
+    lines = _NEWLINE.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def python_text(data: bytes, shown: str) -> str:
+    """The source CPython reads from the bytes ``data`` of a ``.py`` file (``shown``: its name
+    in messages): decoded in the encoding that a UTF-8 byte-order mark or a coding line in
+    the first two lines declares (PEP 263, :func:`tokenize.detect_encoding`), else UTF-8; the
+    byte-order mark dropped; ``\r\n`` and ``\r`` line endings turned into ``\n`` (what
+    ``importlib`` does, so line numbers do not change). Raises :class:`SubmissionError` for
+    bytes that are not text in that encoding and for a coding line Python refuses."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # an unknown codec; or bytes of the first lines not UTF-8
+        encoding, problem = "utf-8", exc.msg
+    else:
+        problem = None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        name = codecs.lookup(encoding).name
+        if name in ("utf-8", "utf-8-sig"):
+            raise SubmissionError(f"{shown} is not UTF-8 text (byte {exc.start}); save it "
+                                  "with UTF-8 encoding") from None
+        raise SubmissionError(f"{shown} is not {encoding} text as its coding line says (byte "
+                              f"{exc.start}); save it with UTF-8 encoding") from None
+    if problem is not None:
+        raise SubmissionError(f"{shown} cannot be read as Python: {problem}; save it with "
+                              "UTF-8 encoding")
+    text = text.removeprefix("\ufeff")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _is_autograder_test_cell(cell: dict) -> bool:
@@ -133,7 +187,7 @@ def notebook_source(raw: str, path: str) -> Source:
         if _is_autograder_test_cell(cell):
             continue
         src = _cell_text(cell.get("source"), path, code_cell_no)
-        lines = _strip_magics(src.splitlines())
+        lines = _strip_magics(python_lines(src))
         for i, ln in enumerate(lines, start=1):
             text_lines.append(ln)
             origins.append((code_cell_no, i))
@@ -285,25 +339,29 @@ def linked_part(root: str | Path, path: str | Path) -> Path | None:
 
 def load_source(path: str | Path) -> Source:
     """Read ``path`` (``.py`` or ``.ipynb``) as :class:`Source`, without following a link
-    (:func:`read_submission_bytes`).
+    (:func:`read_submission_bytes`): a ``.py`` file as CPython reads it (:func:`python_text`:
+    a byte-order mark, a coding line, CRLF or CR line endings), a notebook as UTF-8 JSON (a
+    byte-order mark before it allowed).
 
     Raises :class:`SubmissionError` for a missing file, a folder, a symbolic link, a named pipe,
-    a socket or a device, a file over :data:`MAX_SUBMISSION_BYTES`, a file that is not UTF-8, a
-    malformed notebook, a notebook without code, or another file type.
+    a socket or a device, a file over :data:`MAX_SUBMISSION_BYTES`, a file that is not text in
+    its encoding (UTF-8 unless a ``.py`` file's coding line says otherwise), a malformed
+    notebook, a notebook without code, or another file type.
     """
     p = Path(path)
     shown = str(path)
     data = read_submission_bytes(p)
     if p.suffix not in (".py", ".ipynb"):
         raise SubmissionError(f"{shown} is neither a .py file nor an .ipynb notebook")
-    try:
-        raw = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SubmissionError(
-            f"{shown} is not UTF-8 text (byte {exc.start}); save it with UTF-8 encoding"
-        ) from None
     if p.suffix == ".ipynb":
+        try:  # a byte-order mark before the JSON is no reason to refuse it
+            raw = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise SubmissionError(
+                f"{shown} is not UTF-8 text (byte {exc.start}); save it with UTF-8 encoding"
+            ) from None
         return notebook_source(raw, shown)
+    raw = python_text(data, shown)
     if not raw.strip():
         raise SubmissionError(f"{shown} is empty")
     n = raw.count("\n") + 1
