@@ -615,6 +615,9 @@ def course_build(
     cell_timeout: int = typer.Option(120, help="With --run-notebooks: seconds before nbgrader "
                                                "interrupts a cell."),
     force: bool = typer.Option(False, help="Overwrite an existing course's source/ and config."),
+    seed: Optional[int] = typer.Option(
+        None, min=0, help="The class's secret seed (default: drawn), kept in "
+                          "instructor/class_seed; a rebuild keeps it."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
     assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
 ) -> None:
@@ -627,7 +630,7 @@ def course_build(
     try:
         root = build_course(directory, device=device, submitted=submitted,
                             cell_timeout=cell_timeout, run_notebooks=run_notebooks,
-                            allow_provisional=allow_provisional, force=force)
+                            allow_provisional=allow_provisional, force=force, seed=seed)
     except (CourseError, GraderSetupError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote the nbgrader course {root}; next, in that folder:\n"
@@ -645,6 +648,9 @@ app.add_typer(gradescope_app, name="gradescope")
 def gradescope_build(
     exercise: str = typer.Argument(..., help="Exercise name (see `autograder exercises`)."),
     out: Path = typer.Option(Path("autograder.zip"), help="The zip to write."),
+    seed: Optional[int] = typer.Option(
+        None, min=0, help="The class's secret seed the zip keeps (default: drawn); every "
+                          "submission is graded with the seed derived from it."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
     assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
 ) -> None:
@@ -657,8 +663,8 @@ def gradescope_build(
     if exercise not in exercises.names():
         _fail(str(exercises.UnknownExercise(exercise)))
     try:
-        path = build_bundle(exercise, out)
-    except (LookupError, FileNotFoundError) as exc:
+        path = build_bundle(exercise, out, seed)
+    except (LookupError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {path}: upload it as the {exercise} assignment's autograder on "
                "Gradescope (Configure Autograder)")

@@ -16,6 +16,8 @@ import secrets
 import sqlite3
 from pathlib import Path
 
+from autograder.host import class_seed
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results (
@@ -93,9 +95,9 @@ class ResultStore:
     @staticmethod
     def exercise_seed(batch_seed: int, exercise: str) -> int:
         """The seed every submission of ``exercise`` gets under the default rule: the class
-        faces the same hidden inputs."""
-        digest = hashlib.sha256(f"{batch_seed}:exercise:{exercise}".encode()).digest()
-        return int.from_bytes(digest[:8], "little") >> 1
+        faces the same hidden inputs (:func:`autograder.host.class_seed.exercise_seed`: the
+        rule nbgrader's autograde and the Gradescope runner grade by too)."""
+        return class_seed.exercise_seed(batch_seed, exercise)
 
     def done_keys(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT key FROM results")}

@@ -22,6 +22,10 @@ At the zip's root:
   preflight and timing reference). The bundle is the instructor's; students never see it; the
   grading children do not see ``$ROOT/source`` at all, and the files are owned by another user
   with mode 0400 (:func:`autograder.gradescope.run.lock_solutions`).
+- ``solutions/class_seed``: the assignment's secret class seed (drawn at build time, or the
+  one given with ``--seed``), locked with the solutions: every submission is graded with the
+  exercise's seed derived from it (:mod:`autograder.host.class_seed`), so every student faces
+  the same hidden inputs and the same code gets the same grade, also after a regrade.
 - ``README.md``: the same, for the instructor.
 
 ``$ROOT`` is ``$KERNELGRADE_GRADESCOPE_ROOT``, default ``/autograder``; ``run_autograder``
@@ -39,6 +43,7 @@ import zipfile
 from pathlib import Path
 
 from .. import exercises
+from ..host.class_seed import SEED_FILE, new_class_seed
 from ..report.export import gradescope_grader_failure
 from .lock import LOCK_NAME, canonical, lock_text, pins
 from .run import CONTAINER_NEEDS, PYTHON_ENV, ROOT_ENV, SOLUTIONS_OWNER
@@ -144,6 +149,9 @@ Then `run_autograder` runs for every submission.
 - The submission is the `.py` file or `.ipynb` notebook in `/autograder/submission`; with
   several, the one named after the exercise (`{exercise}.ipynb`). None, a link, a special
   file or a file that is not Python source: score 0 and a message.
+- Every submission is graded with one secret seed (`solutions/class_seed`, drawn when the
+  zip was built; each exercise's seed derives from it as in `autograder batch --seed N`):
+  the same code gets the same grade, whoever submits it, at every regrade.
 - Hidden tests are named "hidden test N" and say only how they ended (correct, wrong result,
   an error, out of time), before and after grades are published; public tests keep their
   messages. The stdout (instructors only) has every test as graded, and the seed.
@@ -215,14 +223,21 @@ def course_files(exercise: str) -> dict[str, bytes]:
     return out
 
 
-def build_bundle(exercise: str, out: Path) -> Path:
+def build_bundle(exercise: str, out: Path, seed: int | None = None) -> Path:
     """Write the Gradescope autograder zip for ``exercise`` to ``out`` and return it.
+    ``seed``: the class's secret seed the bundle keeps (default: drawn at random; a
+    non-negative ``int``; ``ValueError`` otherwise).
     Raises :class:`autograder.exercises.UnknownExercise`, ``LookupError`` when this kernelgrade
     has no metadata, and ``FileNotFoundError`` when the exercise's instructor solution is not
     found (an installed kernelgrade: set ``$KERNELGRADE_SOLUTIONS`` or ``--solutions``)."""
     exercises.get(exercise)
     out = Path(out)
     solutions = solution_files(exercise)  # before anything is written
+    if seed is None:
+        seed = new_class_seed()
+    if seed < 0:
+        raise ValueError(f"a class's secret seed is a non-negative number, not {seed}")
+    solutions[f"solutions/{SEED_FILE}"] = f"{seed}\n".encode()
     own = course_files(exercise)
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(Path(tmp))

@@ -19,7 +19,8 @@ A submission is graded in this order, and results.json is always written:
    student code runs outside the sandbox.
 2. No file to grade, a link or special file, a file that cannot be read as Python source: score
    0 and one message for the student (exit 0). No byte behind a link is read.
-3. Otherwise the grading (exit 0, whatever the score).
+3. Otherwise the grading (exit 0, whatever the score), with the assignment's secret seed: every
+   submission of the assignment faces the same hidden inputs (:func:`class_seed`).
 
 Exit status 2 when the grader is at fault (:class:`autograder.errors.GraderSetupError`, a crash
 of the grader): results.json has no score and says the grader failed
@@ -41,6 +42,7 @@ from pathlib import Path
 from .. import exercises
 from autograder.host.cache_folder import CACHE_ENV
 from ..errors import GraderSetupError
+from ..host import class_seed as seeds
 from ..report import export
 from .. import settings
 
@@ -100,6 +102,26 @@ def lock_solutions(folder: Path) -> str:
             os.chmod(path, mode)
     who = f"owned by uid {owner}" if owner is not None else "owned by this user"
     return f"solutions: {folder} locked ({who}, folders 0700, files 0400)"
+
+
+def seed_file(root: Path) -> Path:
+    """The bundle's file of the class's secret seed: ``<root>/source/solutions/class_seed``,
+    locked with the solutions (:func:`lock_solutions`); no grading child sees the folder."""
+    return root / "source" / "solutions" / seeds.SEED_FILE
+
+
+def class_seed(root: Path) -> int:
+    """The class's secret seed, kept in the bundle (:func:`seed_file`, drawn by ``autograder
+    gradescope build``); a bundle without one (made before kernelgrade kept one) gets one drawn
+    and kept there, and a line on standard output says so: then only submissions graded in
+    this image share it. Raises :class:`autograder.errors.GraderSetupError` when it cannot be
+    read or written."""
+    path = seed_file(root)
+    if seeds.read(path) is None:
+        print(f"WARNING: the bundle keeps no class seed ({path}); one was drawn for this image. "
+              "Rebuild the bundle (autograder gradescope build) so that every submission of "
+              "the assignment is graded with the same seed.")
+    return seeds.read_or_create(path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,8 +279,9 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
         from ..grader import grade
         from ..report.console import print_result
 
+        seed = seeds.exercise_seed(class_seed(root), exercise)
         try:
-            result = grade(path, exercise, device=device)
+            result = grade(path, exercise, device=device, seed=seed)
         except ValueError as exc:  # bad device or arguments: the bundle's configuration
             raise GraderSetupError(str(exc)) from exc
         _write(root, export.to_gradescope(result.to_dict(), time.monotonic() - start))
@@ -290,7 +313,8 @@ def setup(root: Path, exercise: str, device: str = "auto") -> int:
     print(lock_solutions(root / "source" / "solutions"))
     try:
         print(f"{exercise}: instructor solution {solution_path(exercises.get(exercise))}")
-    except (exercises.UnknownExercise, FileNotFoundError) as exc:
+        class_seed(root)
+    except (exercises.UnknownExercise, FileNotFoundError, GraderSetupError) as exc:
         print(f"kernelgrade setup check failed: {exc}", file=sys.stderr)
         return 2
     start = time.monotonic()

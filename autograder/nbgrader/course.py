@@ -6,6 +6,9 @@
     DIR/instructor/solutions/<name>.py   the instructor solutions the grader times against and
                                      checks itself with (``$KERNELGRADE_SOLUTIONS``, set by the
                                      config: an installed kernelgrade carries none)
+    DIR/instructor/class_seed        the class's secret seed (kept on a rebuild): every student
+                                     is graded with one seed per exercise derived from it
+                                     (:mod:`autograder.host.class_seed`)
     DIR/source/<assignment>/<name>.ipynb   the instructor notebooks, built at build time from the
                                      exercise folders (:mod:`autograder.nbgrader.authoring`)
     DIR/submitted/<student>/<assignment>/...   only with --submitted (e.g. examples/submitted)
@@ -30,7 +33,9 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import exercises, settings
+from ..errors import GraderSetupError
 from ..exercises.base import Exercise
+from ..host import class_seed as seeds
 from . import notebook as nbb
 from .authoring import AuthoringError, build_source_notebook, notebook_file
 
@@ -131,6 +136,11 @@ Assignments: {assignments}
    `grades.csv` (its `notes` column says which grades are provisional). The full results, with
    the seed to replay a run (`autograder grade NOTEBOOK --exercise NAME --seed N`), are in the
    `kernelgrade` metadata of the notebooks in `autograded/`.
+
+Seeds: every student faces the same hidden inputs for an exercise, at every autograde. Its
+secret seed derives from the class's seed in `instructor/class_seed` (kept when the course is
+rebuilt; never released) and the exercise's name, by the rule `autograder batch` uses:
+`autograder batch --seed $(cat instructor/class_seed)` grades with the same seeds.
 """
 
 MODE_TEXTS = {
@@ -190,7 +200,8 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
                  course_id: str = "kernelgrade", device: str = "auto",
                  cell_timeout: int = 120, run_notebooks: bool = False,
                  allow_provisional: bool = False,
-                 submitted: str | Path | None = None, force: bool = False) -> Path:
+                 submitted: str | Path | None = None, force: bool = False,
+                 seed: int | None = None) -> Path:
     """Write an nbgrader course directory at ``directory``; returns its absolute path.
 
     ``names``: the exercises (default: every registered one); each becomes the assignment
@@ -203,11 +214,15 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
     interrupts a cell when it runs notebooks. ``allow_provisional``: store simulator grades
     (marked provisional) instead of refusing them. ``submitted``: an optional folder in
     nbgrader's ``submitted/<student>/<assignment>/`` layout to copy in (e.g.
-    ``examples/submitted``).
+    ``examples/submitted``). ``seed``: the class's secret seed (default: drawn at random), kept
+    in ``instructor/class_seed``; a rebuild keeps the seed there (every exercise's seed derives
+    from it: the same code gets the same grade at every autograde, and ``autograder batch
+    --seed`` with the same number grades with the same seeds).
 
     Raises :class:`CourseError` when ``directory`` already has a ``source/`` or
     ``nbgrader_config.py`` and ``force`` is False, for an unknown exercise or a notebook that
-    cannot be built, or for a bad device or timeout; and
+    cannot be built, for a bad device or timeout, or a ``seed`` that differs from the one the
+    course already keeps; and
     :class:`autograder.errors.GraderSetupError` when the instructor solutions are missing (set
     ``$KERNELGRADE_SOLUTIONS``). Nothing is written then.
     """
@@ -223,6 +238,15 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
     if submitted is not None and not Path(submitted).is_dir():
         raise CourseError(f"{submitted} is not a folder of submitted/<student>/<assignment>/")
     notebooks = source_notebooks(names)  # all built before anything is written
+    seed_file = root / "instructor" / seeds.SEED_FILE
+    try:
+        kept = seeds.read(seed_file)
+    except GraderSetupError as exc:
+        raise CourseError(str(exc)) from None
+    if seed is not None and kept is not None and kept != seed:
+        raise CourseError(f"{seed_file} already keeps this course's secret seed, which is not "
+                          "--seed; drop --seed to keep it (delete the file to change it: the "
+                          "grades autograde stored would then not be replayed)")
     root.mkdir(parents=True, exist_ok=True)
     if (root / "source").exists():
         shutil.rmtree(root / "source")
@@ -232,6 +256,7 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
     assignments = [rel.parts[1] for rel in notebooks]
     solutions = root / "instructor" / "solutions"
     solutions.mkdir(parents=True, exist_ok=True)
+    seeds.read_or_create(seed_file, seed)
     own = root / "instructor" / "assignments"  # a course's own assignments, beside solutions
     for ex in course_exercises(names):
         solution = exercises.solution_path(ex)

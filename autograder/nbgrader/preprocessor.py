@@ -34,6 +34,11 @@ back from the gradebook's source and scored. The whole result, with the hidden s
 seed, goes into the autograded notebook's metadata (``kernelgrade``) for the instructor, never
 into the feedback.
 
+Every student of the course is graded with one secret seed per exercise, the same at every
+autograde: it derives from the class's seed (``instructor/class_seed`` in the course folder,
+written by ``autograder course build`` or at the first autograde) by the rule ``autograder
+batch`` grades by (:mod:`autograder.host.class_seed`). The same code gets the same grade.
+
 A student's notebook that is a symbolic link in ``submitted/`` (or whose ``<student>/`` or
 ``<assignment>/`` folder there is one), or is not a regular file, is never graded, although
 nbgrader has read it through the link (``cp -r`` keeps links): it scores 0 in every hidden grade
@@ -63,6 +68,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
 from .. import exercises, grader
+from ..host import class_seed as seeds
 from ..errors import GraderSetupError
 from ..report.html import load_source_quietly, render_part_fragment
 from autograder.judge.cases import all_tests
@@ -78,6 +84,9 @@ METADATA_KEY = "kernelgrade"
 #: Key in nbgrader's ``resources`` where the results go for the next steps
 #: (:class:`autograder.nbgrader.savenotes.SaveGradingNotes`).
 RESOURCES_KEY = "kernelgrade"
+#: Where a course keeps its class's secret seed, relative to its folder (``course build`` writes
+#: it; students never see the course folder, and no grading child is shown it).
+COURSE_SEED_FILE = Path("instructor") / seeds.SEED_FILE
 #: How to allow provisional grades, named in the refusal.
 ALLOW_PROVISIONAL = ("autograder course build --allow-provisional (or "
                      "c.GradeWithAutograder.allow_provisional = True in nbgrader_config.py)")
@@ -99,6 +108,11 @@ class GradeWithAutograder(NbGraderPreprocessor):
         False, help="Store grades that are not final (the simulator cannot run the timing test "
                     "and the largest sizes); each says 'provisional: N points need a "
                     "GPU'.").tag(config=True)
+    seed_file = Unicode(
+        "", help="The file that keeps the class's secret seed (one per class; each exercise's "
+                 "seed derives from it and the exercise's name, as `autograder batch` does); "
+                 "empty: instructor/class_seed in the course folder, drawn at the first "
+                 "autograde when `autograder course build` did not write it").tag(config=True)
 
     def _device(self) -> str:
         return self.device or os.environ.get(DEVICE_ENV, "").strip() or "auto"
@@ -127,6 +141,7 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 f"stored. To store them anyway: {ALLOW_PROVISIONAL}")
         results: dict[str, ExerciseResult] = {}
         source = None
+        class_seed = self._class_seed()
         refused = self._refusal(resources)
         if refused is not None:
             self._blank_student_cells(nb)
@@ -134,7 +149,8 @@ class GradeWithAutograder(NbGraderPreprocessor):
             if refused is not None:
                 results[exercise] = self._refuse(exercise, backend, refused, resources)
                 continue
-            result, source = self._grade(nb, exercise, device, resources)
+            seed = None if class_seed is None else seeds.exercise_seed(class_seed, exercise)
+            result, source = self._grade(nb, exercise, device, resources, seed)
             if result.provisional and not self.allow_provisional:
                 raise GraderSetupError(
                     f"{self._name(resources)}: {result.provisional_note} ({exercise} on "
@@ -201,17 +217,37 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 cells.append(cell)
         return cells
 
+    def _coursedir(self):
+        """nbgrader's ``CourseDirectory`` of the command this preprocessor runs in, or None
+        outside one (``nbgrader autograde`` is its parent's parent)."""
+        owner = self.parent
+        while owner is not None and not hasattr(owner, "coursedir"):
+            owner = getattr(owner, "parent", None)
+        return None if owner is None else owner.coursedir
+
+    def _class_seed(self) -> int | None:
+        """The class's secret seed (:mod:`autograder.host.class_seed`): kept in
+        :attr:`seed_file`, else in the course's ``instructor/class_seed`` (written by ``course
+        build``, or drawn here at the first autograde); None outside a course (then each grading
+        draws its own). Raises :class:`autograder.errors.GraderSetupError` when the file cannot
+        be read or written."""
+        if self.seed_file:
+            path = Path(self.seed_file)
+        else:
+            course = self._coursedir()
+            if course is None or not course.root:
+                return None
+            path = Path(course.root) / COURSE_SEED_FILE
+        return seeds.read_or_create(path)
+
     def _submitted(self, resources: ResourcesDict) -> tuple[Path, Path] | None:
         """``(submitted folder, student's notebook)`` of this notebook, from the course folder
         of the nbgrader command this preprocessor runs in (its ``coursedir``); None outside
         ``nbgrader autograde``."""
         info = resources.get("nbgrader", {})
-        owner = self.parent
-        while owner is not None and not hasattr(owner, "coursedir"):
-            owner = getattr(owner, "parent", None)
-        if owner is None or not {"student", "assignment", "notebook"} <= set(info):
+        course = self._coursedir()
+        if course is None or not {"student", "assignment", "notebook"} <= set(info):
             return None
-        course = owner.coursedir
         folder = course.format_path(course.submitted_directory, info["student"],
                                     info["assignment"])
         return (Path(course.root, course.submitted_directory),
@@ -267,11 +303,13 @@ class GradeWithAutograder(NbGraderPreprocessor):
         return result
 
     def _grade(self, nb: NotebookNode, exercise: str, device: str,
-               resources: ResourcesDict) -> tuple[ExerciseResult, Source | None]:
-        """Grade the code cells of ``nb`` for ``exercise`` in the grader's child processes;
-        returns the result and the graded :class:`~autograder.source.submission.Source` (None when
-        it cannot be read: the HTML then shows no source lines). A stand-in for a malformed
-        file (:mod:`autograder.nbgrader.reader`) is graded as the file it stands for."""
+               resources: ResourcesDict, seed: int | None = None
+               ) -> tuple[ExerciseResult, Source | None]:
+        """Grade the code cells of ``nb`` for ``exercise`` in the grader's child processes, with
+        the secret ``seed`` (None: a random one); returns the result and the graded
+        :class:`~autograder.source.submission.Source` (None when it cannot be read: the HTML
+        then shows no source lines). A stand-in for a malformed file
+        (:mod:`autograder.nbgrader.reader`) is graded as the file it stands for."""
         with tempfile.TemporaryDirectory(prefix="kernelgrade-nbgrader-") as tmp:
             path = Path(tmp) / f"{exercise}.ipynb"
             kept = submitted_bytes(nb)  # a malformed file: grade what was submitted
@@ -283,7 +321,7 @@ class GradeWithAutograder(NbGraderPreprocessor):
 
             # A class: in the sandbox, or plain only under KERNELGRADE_SANDBOX=off (said so)
             with sandbox_mode.chosen(sandbox_mode.for_class()):
-                result = grader.grade(path, exercise, device=device)
+                result = grader.grade(path, exercise, device=device, seed=seed)
             source = load_source_quietly(path)
         result.submission = self._name(resources)
         for t in result.tests:  # a refusal names the file: the student's, not our copy
