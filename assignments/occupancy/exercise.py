@@ -11,7 +11,7 @@ Functions (all arguments ints; sizes in threads and bytes):
 max_blocks_per_sm, shared_bytes_per_sm, warp_size=32) -> int`` (0 when a block does not fit);
 ``resident_threads_per_sm(...same...) -> int``; ``tile_shared_bytes(tile_width,
 bytes_per_element=4) -> int``; ``global_traffic_reduction(tile_width) -> float``.
-On a GPU five more cases fill in the device's own limits and compare ``resident_blocks_per_sm``
+On a GPU four more cases fill in the device's own limits and compare ``resident_blocks_per_sm``
 with the CUDA driver's occupancy calculator for a real kernel (skipped on the simulator).
 
 For each function that takes a block size and the SM's limits, hidden cases use block sizes that
@@ -43,7 +43,7 @@ TURING = (1024, 16, 64 * 1024)
 VOLTA = (2048, 32, 96 * 1024)
 HOPPER = (2048, 32, 228 * 1024)  # H100 / H200
 
-#: Points of every case: 25 cases (5 public, 15 hidden the simulator runs, 5 compared with the
+#: Points of every case: 25 cases (5 public, 16 hidden the simulator runs, 4 compared with the
 #: driver), 100 in all. One value for all: the notebook's grading table says "N points each".
 POINTS = 4.0
 
@@ -86,11 +86,14 @@ CASES = [
     _case("warps_per_block", {"threads_per_block": 100}, "a partial warp counts whole"),
     _case("warps_per_block", {"threads_per_block": 96, "warp_size": 64},
           "96 threads in warps of 64 are 2 warps"),
-    _case("resident_blocks_per_sm", _sm(96, 0, HOPPER), "Hopper, 96 threads: thread-limited"),
     _case("resident_blocks_per_sm", _sm(256, 48 * 1024, HOPPER), "Hopper, 48 KB per block: shared-limited"),
     _case("resident_blocks_per_sm", _sm(2048, 0, FERMI), "a block larger than the SM holds: 0"),
     _case("tile_shared_bytes", {"tile_width": 32, "bytes_per_element": 8}, "32×32 double tiles"),
     _case("global_traffic_reduction", {"tile_width": 16}, "16×16 tiles"),
+    # A second size for each of the two formulas: one case each let a constant (16.0) or a
+    # formula that ignores bytes_per_element (tile_width**3 // 2) through.
+    _case("tile_shared_bytes", {"tile_width": 24}, "24×24 float tiles"),
+    _case("global_traffic_reduction", {"tile_width": 8}, "8×8 tiles"),
     # Block sizes that are not a multiple of the warp size, each limit binding in turn (strictly:
     # the other two allow more blocks).
     _case("resident_blocks_per_sm", _sm(100, 0, HOPPER),
@@ -128,7 +131,7 @@ def _driver_case(threads: int) -> Case:
 # 100 threads: 4 whole warps (128 thread slots), thread-limited on every GPU since Volta, where a
 # count that ignores whole warps is wrong; 48: 2 whole warps, as many as the block slots allow on
 # a Hopper.
-CASES += [_driver_case(t) for t in (96, 1024, 48, 640, 100)]
+CASES += [_driver_case(t) for t in (1024, 48, 640, 100)]
 
 
 def _solution():
