@@ -95,8 +95,12 @@ c.Execute.timeout = CELL_TIMEOUT
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = False
 
-# `nbgrader export` writes grades.csv with a `notes` column (provisional grades say so).
+# `nbgrader export` writes grades.csv with `provisional` and `notes` columns (provisional grades
+# say so).
 c.ExportApp.plugin_class = "autograder.nbgrader.export.ExportGradesWithNotes"
+# `nbgrader generate_feedback`'s page header says "provisional: N points need a GPU" beside a
+# score that is not final.
+c.GenerateFeedback.exporter_class = "autograder.nbgrader.feedback.FeedbackExporter"
 '''
 
 MODE_COMMENTS = {
@@ -132,8 +136,9 @@ Assignments: {assignments}
    (device: `KERNELGRADE_DEVICE`, set in `nbgrader_config.py`, now `{device}`); each hidden
    grade cell gets its part's report and points, stored in `gradebook.db`. {provisional_text}
 4. Feedback and grades: `nbgrader generate_feedback ASSIGNMENT` writes `feedback/` (each grade
-   cell's test report; hidden sizes and the seed are not shown), and `nbgrader export` writes
-   `grades.csv` (its `notes` column says which grades are provisional). The full results, with
+   cell's test report; hidden sizes and the seed are not shown; a provisional score says so in
+   the page's header), and `nbgrader export` writes `grades.csv` (its `provisional` and `notes`
+   columns say which grades are provisional). The full results, with
    the seed to replay a run (`autograder grade NOTEBOOK --exercise NAME --seed N`), are in the
    `kernelgrade` metadata of the notebooks in `autograded/`.
 
@@ -150,8 +155,10 @@ MODE_TEXTS = {
            "it."),
 }
 PROVISIONAL_TEXTS = {
-    False: ("Simulator grades are provisional and refused: autograde fails for each notebook "
-            "and stores nothing (rebuild with `--allow-provisional` to store them)."),
+    False: ("Simulator grades are provisional and refused: where there is no GPU, autograde "
+            "stops before grading anyone, with one line that says so (exit status 2; set "
+            "`c.GradeWithAutograder.allow_provisional = True` in `nbgrader_config.py`, or "
+            "rebuild with `--allow-provisional --force`, to store them)."),
     True: ("Simulator grades are stored, marked \"provisional: N points need a GPU\" in the "
            "grade cells, the gradebook comments, the feedback and `grades.csv`."),
 }

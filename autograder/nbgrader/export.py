@@ -3,7 +3,9 @@ safe to open.
 
 ``c.ExportApp.plugin_class = "autograder.nbgrader.export.ExportGradesWithNotes"`` (written by
 ``autograder course build``) makes ``nbgrader export`` write nbgrader's usual ``grades.csv`` (the
-same columns and rows as its ``CsvExportPlugin``) with one more column, ``notes``: for each
+same columns and rows as its ``CsvExportPlugin``) with two more columns: ``provisional``, beside
+``max_score`` as in ``autograder export``'s CSV (``True`` when a grade of the submission is not
+final, else ``False``), and ``notes``: for each
 submission, the grading notes that :class:`autograder.nbgrader.savenotes.SaveGradingNotes`
 stored in the gradebook's comments and that say a grade is not final (``"tiled_matmul: 40 / 100
 on the CUDA simulator; provisional: 40 points need a GPU"``), joined by `` | ``; empty for final
@@ -33,7 +35,8 @@ from autograder.report.export import write_csv
 PROVISIONAL = "provisional:"
 #: nbgrader's columns (``CsvExportPlugin``), then ours.
 COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
-           "email", "raw_score", "late_submission_penalty", "score", "max_score", "notes"]
+           "email", "raw_score", "late_submission_penalty", "score", "max_score", "provisional",
+           "notes"]
 
 
 def submission_notes(gradebook: Gradebook, assignment: str, student: str) -> str:
@@ -74,7 +77,8 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] = (),
     """The rows of ``grades.csv`` in :data:`COLUMNS` order, as nbgrader's ``CsvExportPlugin``
     makes them (every assignment × every student, or only those named; a student without a
     submission scores 0; score = max(0, raw score − late penalty)), scores as floats, dates as
-    text, plus ``notes``. Rows of :func:`unicode_twins` have empty scores and
+    text, plus ``provisional`` (whether a provisional note was stored for the submission) and
+    ``notes``. Rows of :func:`unicode_twins` have empty scores and ``provisional`` and
     :func:`twins_note` as their note."""
     everyone = [s.id for s in gradebook.students]
     twins = unicode_twins(everyone)
@@ -94,12 +98,13 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] = (),
                 penalty = sub.late_submission_penalty
             score = max(0.0, raw - penalty)
             notes = submission_notes(gradebook, assignment.name, student.id)
+            provisional = bool(notes)
             if student.id in twins:
-                raw = penalty = score = None
+                raw = penalty = score = provisional = None
                 notes = " | ".join(n for n in (twins_note(twins[student.id]), notes) if n)
             rows.append([assignment.name, assignment.duedate, timestamp, student.id,
                          student.last_name, student.first_name, student.email,
-                         raw, penalty, score, assignment.max_score, notes])
+                         raw, penalty, score, assignment.max_score, provisional, notes])
     return rows
 
 

@@ -88,8 +88,9 @@ RESOURCES_KEY = "kernelgrade"
 #: it; students never see the course folder, and no grading child is shown it).
 COURSE_SEED_FILE = Path("instructor") / seeds.SEED_FILE
 #: How to allow provisional grades, named in the refusal.
-ALLOW_PROVISIONAL = ("autograder course build --allow-provisional (or "
-                     "c.GradeWithAutograder.allow_provisional = True in nbgrader_config.py)")
+ALLOW_PROVISIONAL = ("set c.GradeWithAutograder.allow_provisional = True in nbgrader_config.py "
+                     "(or rebuild the course: autograder course build DIR --allow-provisional "
+                     "--force)")
 
 
 class GradeWithAutograder(NbGraderPreprocessor):
@@ -129,16 +130,7 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 f"{', '.join(unknown)}, which kernelgrade does not have (`autograder exercises` "
                 "lists them)")
         device = self._device()
-        try:
-            backend = grader.resolve_device(device)
-        except ValueError as exc:
-            raise GraderSetupError(f"KERNELGRADE_DEVICE or c.GradeWithAutograder.device: {exc}"
-                                   ) from None
-        if backend == "sim" and not self.allow_provisional:
-            raise GraderSetupError(
-                f"{self._name(resources)}: grading on the CUDA simulator (device {device!r}) "
-                "gives provisional grades (timing and the largest sizes need a GPU); nothing "
-                f"stored. To store them anyway: {ALLOW_PROVISIONAL}")
+        backend = self._backend(device, self._name(resources))
         results: dict[str, ExerciseResult] = {}
         source = None
         class_seed = self._class_seed()
@@ -165,6 +157,43 @@ class GradeWithAutograder(NbGraderPreprocessor):
         nb.metadata[METADATA_KEY] = {"results": {ex: r.to_dict() for ex, r in results.items()}}
         resources[RESOURCES_KEY] = {"results": results}
         return nb, resources
+
+    def _backend(self, device: str, who: str) -> str:
+        """``device`` resolved (``gpu`` or ``sim``). Raises
+        :class:`autograder.errors.GraderSetupError` for a bad device, ``gpu`` without a GPU, and
+        the simulator without :attr:`allow_provisional` (the message names the flag and the
+        config line, and ``who``: the notebook, or the autograde before any)."""
+        try:
+            backend = grader.resolve_device(device)
+        except ValueError as exc:
+            raise GraderSetupError(f"KERNELGRADE_DEVICE or c.GradeWithAutograder.device: {exc}"
+                                   ) from None
+        if backend == "sim" and not self.allow_provisional:
+            where = (f"no GPU here ({grader.no_gpu_reason()}), so grading would run on the CUDA "
+                     "simulator" if device == "auto" else
+                     f"the course grades on the CUDA simulator (device {device!r})")
+            raise GraderSetupError(
+                f"{who}: {where}, whose grades are provisional (timing and the largest sizes "
+                "need a GPU), and this course does not store provisional grades: nothing was "
+                f"graded or stored. To store them, marked provisional: {ALLOW_PROVISIONAL}. "
+                "For final grades, run autograde where a GPU is")
+        return backend
+
+    def check_setup(self) -> str:
+        """What ``nbgrader autograde`` needs before any student is graded
+        (:func:`check_before_grading`): a device that grades (a GPU, or the simulator with
+        :attr:`allow_provisional`), the sandbox a class is graded in (bubblewrap, unless
+        ``KERNELGRADE_SANDBOX=off``), the class's seed. Returns the backend (``gpu`` or
+        ``sim``); raises :class:`autograder.errors.GraderSetupError` naming what to change."""
+        from autograder.sandbox import mode as sandbox_mode
+
+        backend = self._backend(self._device(), "nbgrader autograde")
+        try:
+            sandbox_mode.for_class()
+        except ValueError as exc:  # a bad KERNELGRADE_SANDBOX
+            raise GraderSetupError(str(exc)) from None
+        self._class_seed()
+        return backend
 
     # -- steps ------------------------------------------------------------------------------
 
@@ -380,3 +409,32 @@ class GradeWithAutograder(NbGraderPreprocessor):
             "text/html": fragment,
             "text/plain": f"(the {kind.value} report, with pictures, shows as HTML)"})
         cell.outputs.insert(len(cell.outputs) - 1, html)
+
+
+#: Exit status of ``nbgrader autograde`` when the pre-check fails: a fault of the grader's setup.
+SETUP_EXIT = GraderSetupError.exit_code
+
+
+def check_before_grading(exporter) -> None:
+    """The pre-check of ``nbgrader autograde``, run once before the first student is graded
+    (by :class:`autograder.nbgrader.reader.ReadAnyNotebook`, the exporter nbgrader makes once per
+    run): when ``c.Autograde.autograde_preprocessors`` holds :class:`GradeWithAutograder`, its
+    :meth:`GradeWithAutograder.check_setup` with the course's config. Where it fails (no GPU
+    and no ``allow_provisional``, no bubblewrap, a bad device), one line goes to nbgrader's log
+    and the process exits with status 2 (``SystemExit``): nothing graded, nothing stored, no
+    traceback, instead of every student failing in turn. Outside autograde it does nothing."""
+    from traitlets.utils.importstring import import_item
+
+    converter = exporter.parent
+    steps = getattr(converter, "autograde_preprocessors", None)
+    if not steps:
+        return
+    for step in steps:
+        cls = import_item(step) if isinstance(step, str) else step
+        if isinstance(cls, type) and issubclass(cls, GradeWithAutograder):
+            try:
+                cls(parent=exporter).check_setup()
+            except GraderSetupError as exc:
+                exporter.log.error("%s", exc)
+                raise SystemExit(SETUP_EXIT) from None
+            return

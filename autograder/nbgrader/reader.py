@@ -113,7 +113,20 @@ def submitted_bytes(nb: NotebookNode) -> bytes | None:
 class ReadAnyNotebook(NotebookExporter):
     """nbgrader's ``NotebookExporter`` that reads any file with :func:`read_any`; the bytes a
     stand-in keeps are trusted only in autograde's second pass (``NBGRADER_EXECUTION`` is
-    ``autograde`` then), which reads what the first pass wrote, never a student's file."""
+    ``autograde`` then), which reads what the first pass wrote, never a student's file.
+
+    nbgrader makes it once per ``nbgrader autograde``, after finding the submissions and before
+    grading any: it then runs the grader's pre-check
+    (:func:`autograder.nbgrader.preprocessor.check_before_grading`), which ends the run with one
+    line and exit status 2 where no student could be graded (no GPU and provisional grades not
+    allowed, no bubblewrap)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        if hasattr(self.parent, "autograde_preprocessors"):  # made by nbgrader's Autograde
+            from .preprocessor import check_before_grading
+
+            check_before_grading(self)
 
     def from_file(self, file_stream, resources=None, **kw):
         buffer = getattr(file_stream, "buffer", None)

@@ -157,6 +157,19 @@ def _gs_shown(result: dict) -> list[tuple[dict, str, str]]:
     return shown
 
 
+def _pending_parts(skipped: list[tuple[dict, str, str]]) -> str:
+    """The tests of ``skipped`` (:func:`_gs_shown`'s triples) in a few words: ``"the timing
+    test and 3 hidden tests"``; ``"the tests that need a GPU"`` when there is none."""
+    hidden = sum(1 for t, name, _ in skipped if name.startswith("hidden test"))
+    words = [("the timing test" if t["kind"] == "timing" else name)
+             for t, name, _ in skipped if not name.startswith("hidden test")]
+    if hidden:
+        words.append(f"{hidden} hidden test{'s' if hidden != 1 else ''}")
+    if not words:
+        return "the tests that need a GPU"
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
     """Gradescope's ``results.json`` (its autograder specification) for one result dict.
 
@@ -164,7 +177,9 @@ def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
     time recorded in ``phases_s["total"]``, else 0); written as whole seconds, as in the spec.
     Tests have ``name``, ``score``, ``max_score``, ``status`` (``passed`` or ``failed``: error
     and timeout are failed), ``output``, ``visibility`` (public tests ``visible``, the others
-    ``after_published``) and ``tags`` (the test's kind). Hidden correctness tests are named
+    ``after_published``) and ``tags`` (the test's kind). A provisional score's ``output`` starts
+    with ``Provisional score: ...`` and names the tests that need a GPU (the first line a
+    student reads under Gradescope's bare "55.0 / 100.0"). Hidden correctness tests are named
     ``hidden test N`` and say only how they ended (:func:`_gs_shown`), in ``tests``, in
     ``output`` and in ``extra_data``. Skipped tests are left out of ``tests``: they earned
     nothing and lost nothing; the top-level ``output`` names them with the provisional wording,
@@ -180,6 +195,11 @@ def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
     skipped = [(t, name, text) for t, name, text in shown if t["status"] == "skipped"]
     lines = [f"Graded on {_device_words(result['device'])}: "
              f"{result['score']:g} of {result['max_score']:g} points."]
+    if is_provisional(result):  # the first line a student reads names what is missing
+        lines = [f"Provisional score: {result['score']:g} of {result['max_score']:g} points. "
+                 f"{pending_points(result):g} more points need a GPU: "
+                 f"{_pending_parts(skipped)} cannot run on {_device_words(result['device'])}, "
+                 "so they are not graded yet."]
     if skipped:
         lines.append(f"This score is {note(result)}: these tests were not graded here and are "
                      "not part of it:")
