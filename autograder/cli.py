@@ -41,7 +41,11 @@ EXIT_STATUS = ("Exit status: 0 graded, whatever the score (a student's file that
                "1 solutions, mutants or batch found a wrong verdict or a grader error. "
                "README, 'Exit status'.")
 
+#: Help is click's plain layout (``rich_markup_mode=None``): it wraps the help text and never cuts
+#: an option's name, where rich's tables cut ``--allow-provisional`` to ``--allow-provisio…`` at
+#: 80 columns (issue 32; tests/test_help_width.py).
 app = typer.Typer(add_completion=False, no_args_is_help=True, epilog=EXIT_STATUS,
+                  rich_markup_mode=None,
                   help="Grade Numba CUDA kernel exercises on a GPU or the CUDA simulator.")
 err = Console(stderr=True)
 
@@ -75,7 +79,7 @@ def _fail(message: str) -> None:
 #: ``--solutions DIR`` of the commands that grade: where an installed kernelgrade (which carries
 #: no instructor solutions) finds them.
 SOLUTIONS_OPTION = typer.Option(
-    None, "--solutions", help="Folder of instructor solutions (<exercise>.py or "
+    None, "--solutions", metavar="DIR", help="Folder of instructor solutions (<exercise>.py or "
     "<exercise>/solution.py) for an installed kernelgrade, which carries none (sets "
     "$KERNELGRADE_SOLUTIONS); a source checkout uses its solutions/ folder.")
 
@@ -83,10 +87,10 @@ SOLUTIONS_OPTION = typer.Option(
 #: ``--assignments DIR`` (repeatable) of every command that reads exercises: a course's own
 #: folder of assignments, in the layout of the built-in ``assignments/``.
 ASSIGNMENTS_OPTION = typer.Option(
-    None, "--assignments", help="A course's own folder of assignments (<name>/exercise.py, "
-    "notebook.py, mutants/; solutions in the solutions/ folder beside it), added to the "
-    "built-in ones; an exercise of a built-in name replaces it (sets $KERNELGRADE_ASSIGNMENTS; "
-    "repeatable).")
+    None, "--assignments", metavar="DIR", help="A course's own folder of assignments "
+    "(<name>/exercise.py, notebook.py, mutants/; solutions in the solutions/ folder beside "
+    "it), added to the built-in ones; an exercise of a built-in name replaces it (sets "
+    "$KERNELGRADE_ASSIGNMENTS; repeatable).")
 
 
 def _use_assignments(folders: Optional[list[Path]]) -> None:
@@ -139,7 +143,7 @@ def _nothing_to_grade(path: Path) -> str | None:
     return None
 
 
-@app.command(epilog=EXIT_STATUS)
+@app.command(epilog=EXIT_STATUS, short_help="Grade one submission.")
 def grade(
     submission: Path = typer.Argument(..., help="A .py file or an .ipynb notebook."),
     exercise: str = typer.Option(..., "--exercise", "-e", help="Exercise name."),
@@ -194,10 +198,10 @@ def grade(
         console_report.print_result(result)
 
 
-@app.command()
+@app.command(short_help="Grade the instructor solutions and known-bad files.")
 def solutions(
     device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
-    exercise: Optional[list[str]] = typer.Option(None, "--exercise", "-e",
+    exercise: Optional[list[str]] = typer.Option(None, "--exercise", "-e", metavar="NAME",
                                                  help="Only these exercises (repeatable)."),
     seed: Optional[int] = typer.Option(None, help="Seed for every grading run."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
@@ -252,7 +256,7 @@ def solutions(
     raise typer.Exit(1 if bad else 0)
 
 
-@app.command()
+@app.command(short_help="Grade a whole class; a rerun resumes.")
 def batch(
     submissions: Path = typer.Argument(..., help="nbgrader's submitted/ folder, or a flat "
                                                  "folder of files (then give --exercise)."),
@@ -353,7 +357,7 @@ def batch(
     raise typer.Exit(1 if failures else 0)
 
 
-@app.command()
+@app.command(short_help="Write the instructor's class view (HTML).")
 def report(
     db: Path = typer.Option(..., help="SQLite file written by `autograder batch`."),
     html: Path = typer.Option(..., "--html", help="Folder for the class view (class.html)."),
@@ -372,7 +376,7 @@ def report(
     typer.echo(f"wrote {path}")
 
 
-@app.command()
+@app.command(short_help="Export a batch's results (CSV, Gradescope, JSON).")
 def export(
     db: Path = typer.Option(..., help="SQLite file written by `autograder batch`."),
     fmt: str = typer.Option("csv", "--format", help="csv, gradescope or json."),
@@ -411,13 +415,13 @@ def export(
                   "each with its reason)", soft_wrap=True)
 
 
-@app.command("mutants")
+@app.command("mutants", short_help="Grade an exercise's mutants; list survivors.")
 def mutants_command(
     exercise: str = typer.Argument(..., help="Exercise name."),
     device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
     workers: Optional[int] = typer.Option(None, help="Local Dask workers, as for batch."),
     operator: Optional[list[str]] = typer.Option(
-        None, "--operator", "-o", help="Only this mutation operator (repeatable): "
+        None, "--operator", "-o", metavar="NAME", help="Only this mutation operator (repeatable): "
         f"{', '.join(OPERATORS)} (docs/mutants.md)."),
     only_list: bool = typer.Option(False, "--list", help="Make the mutants and list them; "
                                                          "grade nothing."),
@@ -427,9 +431,9 @@ def mutants_command(
     equivalent_file: Optional[Path] = typer.Option(
         None, "--equivalent", help="The list of equivalent mutants (default: the exercise "
                                    "folder's mutants/equivalent.toml)."),
-    strict: bool = typer.Option(False, help="Count an unlisted mutant that lost nothing as a "
-                                            "survivor even when points were skipped (the "
-                                            "simulator as a gate)."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Count an unlisted mutant that lost nothing as a survivor "
+                                     "even when points were skipped (the simulator as a gate)."),
     sanitize: bool = typer.Option(True, help="On a GPU, also run compute-sanitizer."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     solutions_dir: Optional[Path] = SOLUTIONS_OPTION,
@@ -508,7 +512,7 @@ def mutants_command(
     raise typer.Exit(1 if analysis.failed else 0)
 
 
-@app.command("exercises")
+@app.command("exercises", short_help="List the exercises and where they come from.")
 def list_exercises(assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION) -> None:
     """List the exercises and where they come from; exit 2 when a definition does not load
     (each one that does not is listed with why)."""
@@ -527,7 +531,7 @@ def list_exercises(assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION) -
 
 
 # --- a course's own assignments (issue 23) ------------------------------------------------------
-@app.command("new")
+@app.command("new", short_help="Write a working starter assignment.")
 def new_assignment(
     name: str = typer.Argument(..., help="The assignment's name (lower case, digits, _): it "
                                          "names its folder and the kernel."),
@@ -557,7 +561,7 @@ def new_assignment(
     typer.echo(f"next: autograder check {name} --assignments {assignments_dir}")
 
 
-@app.command("check")
+@app.command("check", short_help="Check an assignment before handing it out.")
 def check_assignment(
     name: str = typer.Argument(..., help="Exercise name."),
     device: str = typer.Option("auto", help="auto (GPU if there is one), gpu or sim."),
@@ -598,7 +602,7 @@ course_app = typer.Typer(no_args_is_help=True, help="nbgrader course directories
 app.add_typer(course_app, name="course")
 
 
-@course_app.command("build")
+@course_app.command("build", short_help="Write an nbgrader course folder.")
 def course_build(
     directory: Path = typer.Argument(..., help="Course folder to write (nbgrader's root)."),
     device: str = typer.Option("auto", help="Where students' kernels are graded: auto, gpu "
@@ -607,14 +611,17 @@ def course_build(
                                                         "<assignment>/ folder (e.g. "
                                                         "examples/submitted)."),
     allow_provisional: bool = typer.Option(
-        False, help="Store simulator grades (marked 'provisional: N points need a GPU'); "
-                    "without it, nbgrader autograde refuses them."),
+        False, "--allow-provisional",
+        help="Store simulator grades (marked 'provisional: N points need a GPU'); without it, "
+             "nbgrader autograde refuses them."),
     run_notebooks: bool = typer.Option(
-        False, help="Have nbgrader run each notebook in a kernel before grading (the feedback "
-                    "then shows its outputs); by default notebooks are never run."),
+        False, "--run-notebooks",
+        help="Have nbgrader run each notebook in a kernel before grading (the feedback then "
+             "shows its outputs); by default notebooks are never run."),
     cell_timeout: int = typer.Option(120, help="With --run-notebooks: seconds before nbgrader "
                                                "interrupts a cell."),
-    force: bool = typer.Option(False, help="Overwrite an existing course's source/ and config."),
+    force: bool = typer.Option(False, "--force",
+                               help="Overwrite an existing course's source/ and config."),
     seed: Optional[int] = typer.Option(
         None, min=0, help="The class's secret seed (default: drawn), kept in "
                           "instructor/class_seed; a rebuild keeps it."),
@@ -644,7 +651,7 @@ gradescope_app = typer.Typer(no_args_is_help=True, help="Gradescope autograder b
 app.add_typer(gradescope_app, name="gradescope")
 
 
-@gradescope_app.command("build")
+@gradescope_app.command("build", short_help="Write a Gradescope autograder zip.")
 def gradescope_build(
     exercise: str = typer.Argument(..., help="Exercise name (see `autograder exercises`)."),
     out: Path = typer.Option(Path("autograder.zip"), help="The zip to write."),
