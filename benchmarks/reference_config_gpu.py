@@ -45,11 +45,14 @@ sys.path.insert(0, str(ROOT))
 CONFIG = ROOT / "tests" / "files" / "timing_config"
 #: (file, exercise, expectation): "lost" (timing points below full), "wrong" (timing failed
 #: with wrong launches), "named" (the message names the student's constant against the
-#: instructor's), "full" (full timing points).
+#: instructor's), "full" (full timing points), "zero" (no timing points: failed or error).
 GAMES = [
     (CONFIG / "naive_tile2.py", "tiled_matmul", "lost+named"),
     (CONFIG / "block_sum_64_skips_at_timing_size.py", "block_sum", "wrong"),
     (CONFIG / "tiled_tile8.py", "tiled_matmul", "named"),
+    # Issue 30's red team: the grader's answers read (a) or zeroed (b) out of bounds.
+    (CONFIG / "reads_expected_out_of_bounds.py", "tiled_matmul", "zero"),
+    (CONFIG / "zeroes_expected_out_of_bounds.py", "tiled_matmul", "zero"),
 ]
 
 
@@ -99,6 +102,8 @@ def row(path: Path, exercise: str, want: str, result: dict) -> tuple[str, bool, 
             return points is not None and points == t.get("max_points")
         if part == "lost":
             return points is not None and points < t.get("max_points", 0)
+        if part == "zero":  # no timing points: wrong launches, or an error (a freed buffer)
+            return points == 0.0 and t.get("status") in ("failed", "error")
         if part == "wrong":
             return t.get("status") == "failed" and "gave wrong results" in msg
         if part == "named":

@@ -26,13 +26,14 @@ SQ_REF = 1.0e9  # a plausible sum of C's squares at width 2048
 
 
 def right(rel: float = 1e-6) -> list:
-    """One output's row for a right launch: relative error ``rel`` against the instructor's."""
-    return [rel * rel * SQ_REF, SQ_REF, 0.0, 0.0, float(N)]
+    """One output's row for a right launch: relative error ``rel`` against the instructor's
+    (as the digests estimate it), the same norm."""
+    return [rel * rel * SQ_REF, SQ_REF, 0.0, 0.0, 1.0, SQ_REF, 0.0]
 
 
 def skipped() -> list:
     """A launch that wrote nothing: every element still holds its NaN poison."""
-    return [0.0, SQ_REF, float(N), 0.0, float(N)]
+    return [SQ_REF, SQ_REF, float(N), 0.0, 1.0, 0.0, 0.0]
 
 
 def grade_timing(exercise_name: str, checks, rounds: int | None = None, ratio: float = 0.01):
@@ -68,7 +69,7 @@ def test_a_kernel_that_skips_some_timed_launches_gets_no_timing_points(wrong_at)
 
 
 def test_a_partly_written_output_and_wrong_numbers_are_wrong_launches():
-    partly = [0.0, SQ_REF, N / 2, 0.0, N / 2]
+    partly = [SQ_REF / 2, SQ_REF, N / 2, 0.0, 1.0, SQ_REF / 2, 0.0]
     t = grade_timing("tiled_matmul", [[right()], [partly], [right()]])
     assert t.status is Status.FAILED and "timed launch 2 of 3" in t.message
     assert f"{N // 2} elements NaN" in t.message
@@ -86,27 +87,52 @@ def test_a_right_kernel_keeps_its_points_within_twice_the_tolerance():
     assert t.status is Status.FAILED
 
 
-def test_exact_outputs_count_every_differing_element():
-    """transpose is float32 but exact; an integer output is judged the same way."""
-    same = [0.0, SQ_REF, 0.0, 0.0, 0.0]
-    one_off = [1e-12, SQ_REF, 0.0, 0.0, 1.0]
+def test_exact_outputs_fail_on_any_differing_element():
+    """transpose is float32 but exact; an integer output is judged the same way: the keyed
+    hashes of every element must agree, and a NaN fails whatever the hashes say."""
+    same = [0.0, SQ_REF, 0.0, 0.0, 0.0, SQ_REF, 0.0]
+    one_off = [1e-12, SQ_REF, 0.0, 0.0, 1.0, SQ_REF, 0.0]
     assert grade_timing("transpose", [[same]] * 12).status is Status.PASSED
     t = grade_timing("transpose", [[same]] * 5 + [[one_off]] + [[same]] * 6)
-    assert t.status is Status.FAILED and "B: 1 elements differ" in t.message
+    assert t.status is Status.FAILED and "B: differs from the instructor's" in t.message
     outputs = {"out": ((1000,), "int32")}
-    ints = [0.0, 0.0, 0.0, 0.0, 3.0]
-    assert wrong_launches([[ints]], outputs, 1e-4, False, 1).message is not None
-    assert wrong_launches([[[0.0] * 5]], outputs, 1e-4, False, 1).message is None
+    assert wrong_launches([[one_off]], outputs, 1e-4, False, 1).message is not None
+    assert wrong_launches([[same]], outputs, 1e-4, False, 1).message is None
+    nan = [0.0, SQ_REF, 3.0, 0.0, 0.0, SQ_REF, 0.0]
+    assert "3 elements NaN" in wrong_launches([[nan]], outputs, 1e-4, True, 1).message
+
+
+def test_a_zeroed_or_rescaled_output_fails_whatever_its_projections_say():
+    """The norms are exact: an output of zeros, or one scaled by 1.01, is off by more than the
+    tolerance even where the projections' estimate came out small."""
+    for sq_got in (0.0, SQ_REF * 1.01 ** 2):
+        row = [0.0, SQ_REF, 0.0, 0.0, 1.0, sq_got, 0.0]
+        t = grade_timing("tiled_matmul", [[right()], [row]])
+        assert t.status is Status.FAILED and "timed launch 2 of 2" in t.message, t.message
+
+
+def test_an_all_zero_expected_output_never_passes_a_launch_that_did_nothing():
+    """0/0: where the instructor's output is what a launch that does nothing leaves (an
+    accumulator that stays zero), the timing cannot be judged: a grader fault, not a pass;
+    where it is zero and the poison is not, the student's must be zero too."""
+    idle = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    t = grade_timing("tiled_matmul", [[right()], [idle]])
+    assert t.status is Status.ERROR and t.points == 0.0
+    assert "what a launch that does nothing leaves" in t.message
+    zero = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert grade_timing("tiled_matmul", [[zero]]).status is Status.PASSED
+    not_zero = [4.0, 0.0, 0.0, 0.0, 1.0, 4.0, 0.0]
+    assert grade_timing("tiled_matmul", [[not_zero]]).status is Status.FAILED
 
 
 def test_missing_or_malformed_checks_and_a_bad_reference_are_errors_not_points():
     for checks, rounds in ((None, 10), ([[right()]] * 9, 10), ([[right()[:4]]] * 10, 10)):
         t = grade_timing("tiled_matmul", checks, rounds)
         assert t.status is Status.ERROR and t.points == 0.0, t.message
-    nan_ref = [0.0, SQ_REF, 0.0, 7.0, 0.0]
+    nan_ref = [0.0, SQ_REF, 0.0, 7.0, 0.0, SQ_REF, 0.0]
     t = grade_timing("tiled_matmul", [[right()], [nan_ref]])
     assert t.status is Status.ERROR and "instructor's kernel gave 7 non-finite" in t.message
-    t = grade_timing("tiled_matmul", [[right()], [[-1.0, SQ_REF, 0.0, 0.0, 0.0]]])
+    t = grade_timing("tiled_matmul", [[right()], [[-1.0, SQ_REF, 0.0, 0.0, 0.0, SQ_REF, 0.0]]])
     assert t.status is Status.ERROR
 
 
@@ -149,63 +175,120 @@ def test_the_checks_run_outside_every_timed_region_and_after_each_round(monkeypa
 
 
 _SIM_SCRIPT = textwrap.dedent("""
+    import warnings
     import numpy as np
     from numba import cuda
     from autograder.timing.outputs import LaunchChecks, wrong_launches
 
-    ref_host = np.arange(1200, dtype=np.float32).reshape(40, 30)
+    warnings.simplefilter("ignore")  # the simulator's uint64 hashes overflow, as they should
+    rng = np.random.default_rng(5)
+    ref_host = (rng.random((40, 30)) + 0.5).astype(np.float32)
     student = cuda.device_array((40, 30), np.float32)
-    ref = cuda.to_device(ref_host)
+    want = cuda.device_array((40, 30), np.float32)
+    timed_ref = cuda.to_device(ref_host)        # a timed instructor kernel's output
     refilled = []
-    checks = LaunchChecks(cuda, [student], [[ref]],
-                          [[lambda: refilled.append(0)], [lambda: refilled.append(1)]], 4)
+    checks = LaunchChecks(cuda, [student], [[want]],
+                          [[lambda: refilled.append(0)], [lambda: refilled.append(1)]], 8,
+                          reference_outputs=[(timed_ref, False)])
+    checks.expect(0, lambda: want.copy_to_device(ref_host))
+    assert refilled == [0]
+    # Only a digest stays: the expected output is poisoned before any student launch.
+    assert np.isnan(want.copy_to_host()).all()
+    try:
+        checks.after_round(0)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("checked before the seal")
+    checks.seal()
+    assert checks.expected == [] and (checks.ftab.copy_to_host() == 0).all()
     checks.reset()
     checks.before(1, 3)                    # the instructor's launch: inputs only
-    assert refilled == [1]
-    checks.before(0, 0)                    # the student's: inputs of copy 0, outputs poisoned
-    assert refilled == [1, 0] and np.isnan(student.copy_to_host()).all()
-    checks.after_round(0)                  # skipped: all NaN
-    student.copy_to_device(ref_host)
-    checks.after_round(1)                  # right
-    wrong = ref_host.copy(); wrong[3, 4] += 1000
-    student.copy_to_device(wrong)
-    checks.after_round(2)                  # one element off
-    rows = checks.results(3)
-    assert rows[0] == [[0.0, float((ref_host.astype(np.float64) ** 2).sum()), 1200.0, 0.0,
-                        1200.0]], rows[0]
-    assert rows[1][0][0] == 0.0 and rows[1][0][2:] == [0.0, 0.0, 0.0], rows[1]
-    assert rows[2][0][0] == 1000.0 ** 2 and rows[2][0][4] == 1.0, rows[2]
-    verdict = wrong_launches(rows, {"C": ((40, 30), "float32")}, 1e-4, False, 3)
-    assert "2 of 3 timed launches (the first: launch 1)" in verdict.message, verdict
-    checks.reset()                         # a second measurement starts from zeros
-    student.copy_to_device(ref_host)
-    checks.after_round(0)
-    assert checks.results(1)[0][0][0] == 0.0 and checks.results(1)[0][0][2:] == [0.0] * 3
+    assert refilled == [0, 1] and not np.isnan(timed_ref.copy_to_host()).any()
+    checks.before(0, 0)                    # the student's: inputs, its outputs and the timed
+    assert refilled == [0, 1, 0]           # instructor kernel's outputs poisoned
+    assert np.isnan(student.copy_to_host()).all() and np.isnan(timed_ref.copy_to_host()).all()
 
+    wrong = ref_host.copy(); wrong[3, 4] += 1.0
+    tile = ref_host.copy(); tile[8:16, 8:16] = 0.0
+    near = ref_host * np.float32(1 + 1e-6)
+    launches = [None, ref_host, wrong, tile, np.zeros_like(ref_host), near, ref_host * 2]
+    for r, out in enumerate(launches):
+        if out is None:
+            checks.before(0, r)            # skipped: all NaN
+        else:
+            student.copy_to_device(out)
+        checks.after_round(r)
+        # No digest stays on the device between launches.
+        assert (checks.ftab.copy_to_host() == 0).all() and (checks.utab.copy_to_host() == 0).all()
+    rows = checks.results(len(launches))
+    outputs = {"C": ((40, 30), "float32")}
+    verdicts = [wrong_launches([row], outputs, 1e-4, False, 1).message for row in rows]
+    assert "1200 elements NaN" in verdicts[0], verdicts[0]
+    assert verdicts[1] is None and rows[1][0][:5] == [0.0, rows[1][0][1], 0.0, 0.0, 0.0], rows[1]
+    assert all("relative error" in v for v in verdicts[2:5]), verdicts
+    assert verdicts[5] is None and rows[5][0][4] == 1.0, rows[5]   # not equal, within tolerance
+    assert "relative error 1" in verdicts[6], verdicts[6]
+    sq = float((ref_host.astype(np.float64) ** 2).sum())
+    assert abs(rows[1][0][1] - sq) < 1e-9 * sq and rows[4][0][5] == 0.0
+    # The estimate of the squared error is near the truth (16 projections: within a factor 4).
+    assert 0.25 < rows[2][0][0] / 1.0 < 4, rows[2]
+    assert wrong_launches(rows[1:2], outputs, 1e-4, True, 1).message is None
+    assert "differs" in wrong_launches(rows[5:6], outputs, 1e-4, True, 1).message
+
+    # Integers: exact, through the keyed hash of every element.
     out = cuda.device_array(50, np.int32)
-    ints = LaunchChecks(cuda, [out], [[cuda.to_device(np.arange(50, dtype=np.int32))]], [[]], 1)
-    ints.reset()
+    ints_want = cuda.device_array(50, np.int32)
+    ints = LaunchChecks(cuda, [out], [[ints_want]], [[]], 4)
+    values = np.arange(50, dtype=np.int32) - 7
+    ints.expect(0, lambda: ints_want.copy_to_device(values))
+    assert (ints_want.copy_to_host() == -0x5EEDBEE).all()
+    ints.seal()
     ints.before(0, 0)
     assert (out.copy_to_host() == -0x5EEDBEE).all()
-    ints.after_round(0)
-    assert ints.results(1) == [[[0.0, 0.0, 0.0, 0.0, 50.0]]]
+    for r, got in enumerate([values, values + np.eye(1, 50, 49, dtype=np.int32)[0],
+                             values[::-1].copy()]):
+        out.copy_to_device(got)
+        ints.after_round(r)
+    rows = ints.results(3)
+    assert [row[0][4] for row in rows] == [0.0, 1.0, 1.0], rows
+    assert wrong_launches(rows[:1], {"out": ((50,), "int32")}, 1e-4, False, 1).message is None
+
+    # Exact floats: -0.0 is 0.0; one ulp is not.
+    zf = cuda.device_array(4, np.float32); zf_want = cuda.device_array(4, np.float32)
+    zc = LaunchChecks(cuda, [zf], [[zf_want]], [[]], 4)
+    zc.expect(0, lambda: zf_want.copy_to_device(np.array([0.0, 1.0, 2.0, 3.0], np.float32)))
+    zc.seal()
+    for r, got in enumerate([[-0.0, 1.0, 2.0, 3.0], [0.0, 1.0, np.nextafter(np.float32(2), 3), 3.0]]):
+        zf.copy_to_device(np.array(got, np.float32))
+        zc.after_round(r)
+    assert [row[0][4] for row in zc.results(2)] == [0.0, 1.0]
 
     small = cuda.device_array(50, np.uint8)   # poisoned with a value a uint8 holds
-    LaunchChecks(cuda, [small], [[cuda.to_device(np.zeros(50, np.uint8))]], [[]], 1).before(0, 0)
+    LaunchChecks(cuda, [small], [[cuda.device_array(50, np.uint8)]], [[]], 1).before(0, 0)
     assert (small.copy_to_host() == 0xA5).all()
 
-    bins = cuda.to_device(np.full(8, 7, np.int32))      # an accumulator: zeroed on both sides
+    # An accumulator: zeroed on both sides; an expected output of zeros is what a launch that
+    # does nothing leaves: ref_idle, a grader fault.
+    bins = cuda.to_device(np.full(8, 7, np.int32))
     ref_bins = cuda.to_device(np.full(8, 9, np.int32))
-    acc = LaunchChecks(cuda, [bins], [[cuda.device_array(8, np.int32)]], [[]], 2, zeroed=[True],
-                       reference_zeroed=[ref_bins])
+    bins_want = cuda.device_array(8, np.int32)
+    acc = LaunchChecks(cuda, [bins], [[bins_want]], [[]], 2, zeroed=[True],
+                       reference_zeroed=[ref_bins], reference_outputs=[(ref_bins, True)])
+    acc.expect(0, lambda: None)            # the instructor's kernel added nothing
+    acc.seal()
+    assert (bins.copy_to_host() == 0).all()
+    bins.copy_to_device(np.full(8, 7, np.int32))
     acc.before(1, 0)
     assert (ref_bins.copy_to_host() == 0).all() and (bins.copy_to_host() == 7).all()
     acc.before(0, 0)
     assert (bins.copy_to_host() == 0).all()
+    acc.after_round(0)
+    verdict = wrong_launches(acc.results(1), {"bins": ((8,), "int32")}, 1e-4, False, 1)
+    assert verdict.grader_fault and "does nothing" in verdict.message, verdict
 
-    # Expected outputs per input copy (the instructor's kernel at the student's constants):
-    # each computed once, from its copy's refilled inputs and a poisoned start; round r is
-    # checked against copy r % copies.
+    # Expected outputs per input copy: each computed once, from its copy's refilled inputs
+    # and a poisoned start, and kept as a digest; round r is checked against copy r % copies.
     got = cuda.device_array(6, np.float32)
     want = [cuda.device_array(6, np.float32), cuda.device_array(6, np.float32)]
     log = []
@@ -222,12 +305,13 @@ _SIM_SCRIPT = textwrap.dedent("""
     per_copy.expect(0, launch(0))
     per_copy.expect(1, launch(1))
     assert log == ["fill 0", "launch 0", "fill 1", "launch 1"], log
+    per_copy.seal()
     per_copy.reset()
     for r in range(4):
         got.copy_to_device(np.full(6, 1.0, np.float32))  # right for copy 0 only
         per_copy.after_round(r)
     rows = per_copy.results(4)
-    assert [row[0][4] for row in rows] == [0.0, 6.0, 0.0, 6.0], rows
+    assert [row[0][4] for row in rows] == [0.0, 1.0, 0.0, 1.0], rows
     print("ok")
 """)
 

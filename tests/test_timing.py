@@ -262,6 +262,65 @@ _SIM_TIMING = textwrap.dedent('''
     p, rec, verdict = measured(text, {"BLOCK_SIZE": 256}, 1.0, [1.0, 1.3])
     assert verdict.message is None
     assert rec["reference"]["student_constants"] == {"BLOCK_SIZE": 256}
+
+    # Issue 30's red team: at every timed launch a kernel reads the grader's buffers beside its
+    # own output (out of bounds on a GPU): the arrays of the expected outputs and every timed
+    # reference's outputs. (a) copies one that holds the answer to its inputs and does no work;
+    # (b) writes zeros into all of them and into its own output (0/0). Neither may pass.
+    grader_arrays = []
+    real_checks = child_timing.LaunchChecks
+
+    def recording(cuda_, student, expected, *args, **kw):
+        grader_arrays.extend(arr for outs in expected for arr in outs)
+        return real_checks(cuda_, student, expected, *args, **kw)
+
+    child_timing.LaunchChecks = recording
+
+    class Cheat:
+        def __init__(self, kernel, how, consts):
+            self.kernel, self.how, self.size = kernel, how, consts["BLOCK_SIZE"]
+            self.found = 0
+
+        def __getitem__(self, config):
+            def run(x, partial):
+                clock.next_ms = 0.02
+                reachable = grader_arrays + [r["arg_sets"][c][1] for r in self.refs
+                                             for c in range(len(r["arg_sets"]))]
+                if self.how == "zeros":
+                    for arr in reachable + [partial]:
+                        arr.copy_to_device(np.zeros(arr.shape, arr.dtype))
+                    return
+                xs = x.copy_to_host().astype(np.float64)
+                answer = np.add.reduceat(xs, np.arange(0, xs.size, self.size))
+                for arr in reachable:
+                    got = arr.copy_to_host()
+                    if got.shape == answer.shape and np.allclose(got, answer, rtol=1e-4):
+                        partial.copy_to_device(got)
+                        self.found += 1
+                        return
+            return run
+
+        def __getattr__(self, name):
+            return getattr(self.kernel, name)
+
+    for how in ("copy", "zeros"):
+        for consts in ({"BLOCK_SIZE": 64}, {"BLOCK_SIZE": 256}):
+            grader_arrays.clear()
+            kernel = child_timing.import_solution(str(solution), consts, text).block_sum
+            p = child_timing.prepare_timing(clock, kernel, ex.contract, consts, request)
+            for ref in p["references"]:
+                ref["kernel"] = Timed(ref["kernel"], 1.0)
+            cheat = Cheat(kernel, how, consts)
+            cheat.refs = p["references"]
+            child_timing.warm_up(clock, cheat, p)
+            rec = child_timing.measure_timing(clock, cheat, p)
+            verdict = wrong_launches(rec["checks"], ex.outputs(request.params),
+                                     ex.tolerance.rel_frobenius, ex.tolerance.exact,
+                                     len(rec["student_ms"]))
+            assert verdict.message and "gave wrong results" in verdict.message, (how, consts,
+                                                                                  verdict)
+            assert not verdict.grader_fault
+            assert cheat.found == 0, (how, consts, cheat.found)
     print("ok")
 ''')
 
@@ -271,7 +330,10 @@ def test_the_instructors_kernel_is_timed_at_its_own_constants_on_the_simulator()
     events): a student at BLOCK_SIZE 64 is timed against the instructor's kernels at their own
     BLOCK_SIZE 256 and launch (grid and block from the contract at 256), the faster of the two
     references; its outputs, shaped by its own constants, are checked against the instructor's
-    kernel run at 64, and a kernel that skips its work at the timing size fails those checks."""
+    kernel run at 64, and a kernel that skips its work at the timing size fails those checks;
+    a kernel that reads, or zeroes, the grader's buffers beside its output at every timed
+    launch (issue 30's red team: the expected outputs, the timed references' outputs) finds
+    no answer there and fails them too."""
     env = env_with_root(NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, "-c", _SIM_TIMING], env=env, capture_output=True,
                          text=True, timeout=600)
@@ -557,3 +619,25 @@ def test_timed_outputs_shaped_by_the_students_constants_are_checked():
     print(f"tiled_tile8.py: {timing.points}/{timing.max_points} {timing.message[:400]}")
     assert timing.status.value in ("passed", "failed") and "wrong results" not in timing.message
     assert "your TILE_WIDTH 8 against the instructor's 16" in timing.message
+
+
+RED_TEAM = [CONFIG_FILES / "reads_expected_out_of_bounds.py",
+            CONFIG_FILES / "zeroes_expected_out_of_bounds.py"]
+
+
+@needs_gpu()
+@pytest.mark.parametrize("path", RED_TEAM, ids=[p.stem for p in RED_TEAM])
+def test_no_timed_launch_passes_by_reading_or_writing_the_graders_answers(path):
+    """Issue 30's red team: at the timing size a kernel copies the expected outputs it reaches
+    out of bounds at a fixed offset into its own (a), or zeroes them and its own (b); 4bf1789
+    gave both 25/25 timing points. No answer is in device memory while student code runs: no
+    timing points (a check that fails, or an error where the kernel touches a freed buffer),
+    while every correctness case passes."""
+    result = grade_file(path, "tiled_matmul", sanitize=False)
+    print(f"\n{path.name}: {result.score}/{result.max_score}\n{_shown(result)}")
+    assert all(t.status.value in ("passed", "skipped") for t in result.tests
+               if t.kind.value == "correctness"), _shown(result)
+    timing = _timing_test(result)
+    assert timing.points == 0.0 and timing.status.value in ("failed", "error"), timing.message
+    if timing.status.value == "failed":
+        assert "gave wrong results" in timing.message, timing.message

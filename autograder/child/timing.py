@@ -10,7 +10,10 @@ several instructor references (the solution and its kernel with run-time loop bo
 timed against the others first and the fastest on this GPU is the one compared with. The
 student's outputs are checked against the instructor's kernel run at the student's constants,
 untimed (:class:`autograder.timing.outputs.LaunchChecks`), since an output's shape may follow the
-constants (one partial sum per block)."""
+constants (one partial sum per block): only keyed digests of those outputs are kept, on the host,
+before the student's kernel first runs, and the timed references' outputs are reset before every
+timed student launch, so no answer of the instructor's is in device memory while student code
+runs (issue 30: out-of-bounds reads and writes of the stored answers)."""
 
 from __future__ import annotations
 
@@ -94,7 +97,7 @@ def prepare_timing(cuda, kernel, contract: Contract, consts: dict, timing: Timin
     input copy, the launch of the instructor's solution at the student's constants into that
     copy's expected outputs; the checks of every timed launch (``checks``:
     :class:`autograder.timing.outputs.LaunchChecks`) and an L2 flusher. Every kernel (the
-    student's, the references, the expected outputs', the fill, flush, poison and compare
+    student's, the references, the expected outputs', the fill, flush, poison and digest
     kernels) is compiled for its arguments now, all but the student's from the host's cache of
     compiled kernels when it has them (:mod:`autograder.host.kernel_cache`), so the child does
     its CPU work before it asks for the GPU. ``reference`` and ``reference_arg_sets``: the first
@@ -175,7 +178,9 @@ def prepare_timing(cuda, kernel, contract: Contract, consts: dict, timing: Timin
     checks = LaunchChecks(cuda, list(outputs.values()), expected, copy_fills, MAX_ROUNDS,
                           timing_mod.compiled_for, [name in zeroed for name in outputs],
                           [arr for outs in outputs_at.values() for name, arr in outs.items()
-                           if name in zeroed])
+                           if name in zeroed],
+                          [(arr, name in zeroed) for outs in outputs_at.values()
+                           for name, arr in outs.items()])
     return {
         "references": references,
         "reference": first["kernel"],
@@ -198,8 +203,11 @@ def prepare_timing(cuda, kernel, contract: Contract, consts: dict, timing: Timin
 
 def warm_up(cuda, kernel, prepared: dict) -> None:
     """The first GPU work of the timing: fill the inputs, compute the expected outputs of every
-    input copy (the instructor's kernel at the student's constants), then one launch of the
-    student's kernel and of each instructor reference."""
+    input copy (the instructor's kernel at the student's constants) and keep only their digests
+    on the host (:meth:`autograder.timing.outputs.LaunchChecks.expect`; the outputs poisoned,
+    then freed by :meth:`~autograder.timing.outputs.LaunchChecks.seal`: no expected output is
+    in device memory when the student's kernel first runs), then one launch of the student's
+    kernel and of each instructor reference."""
     p = prepared
     for fill in p.get("fills", ()):
         fill()
@@ -207,6 +215,8 @@ def warm_up(cuda, kernel, prepared: dict) -> None:
     if checks is not None:
         for copy, launch in enumerate(p.get("expect", ())):
             checks.expect(copy, launch)
+        p["expect"] = []  # the launches hold the expected outputs' arrays: freed by the seal
+        checks.seal()
     kernel[p["grid"], p["block"]](*p["arg_sets"][0])
     for ref in p["references"]:
         ref["kernel"][ref["grid"], ref["block"]](*ref["arg_sets"][0])

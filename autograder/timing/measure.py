@@ -18,14 +18,18 @@ kernels write separate output buffers; before every launch of either, the inputs
 are written again by the grader's fill kernel (no launch can leave the next one a prepared input
 or an answer hidden in an input), and before every student launch its outputs are poisoned
 (NaN for floats, the sentinel for integers), so a launch that skips work, or some of it, leaves
-NaN; after each round a reduction kernel compares the student's outputs with the instructor's
-from the same round (the same input copy) into raw numbers per launch (sum of squared
-differences, sum of squared reference values, non-finite and unequal counts), which the child
-sends in :class:`autograder.wire.protocol.TimingSamples`. The grader judges them
-(:func:`autograder.timing.outputs.wrong_launches`): one wrong timed launch and the timing test
-gets no points and says which launch was wrong and how. Not seen: a kernel that writes through
-out-of-bounds indexes into memory it was not given (memcheck looks for that on the sanitizer's
-case).
+NaN; after each round a reduction kernel reduces the student's outputs to keyed digests (random
+projections, the sum of squares, the non-finite count, a keyed hash of every element), compared
+in the child with the digests of the instructor's outputs for the same input copy into raw
+numbers per launch, which the child sends in :class:`autograder.wire.protocol.TimingSamples`.
+The grader judges them (:func:`autograder.timing.outputs.wrong_launches`): one wrong timed
+launch and the timing test gets no points and says which launch was wrong and how. No answer of
+the instructor's is in device memory while a student's launch runs, for out-of-bounds reads to
+copy or writes to change (issue 30): the expected outputs are reduced to host-held digests and
+poisoned before the student's first launch, the timed instructor kernel's outputs are reset
+before each student launch, and no digest stays on the device. Not seen: a kernel that writes
+through out-of-bounds indexes into other memory it was not given (memcheck looks for that on the
+sanitizer's case).
 
 The instructor's kernel runs at the instructor's configuration (issue 30): its module as written,
 its own constants and the launch the contract gives for them, on the same inputs as the
