@@ -293,6 +293,8 @@ def kernel_api_spellings() -> None:
     for name in GPU_ONLY:
         if not hasattr(fake, name):
             setattr(fake, name, _gpu_only(name))
+    if "__getattr__" not in vars(fake):
+        fake.__getattr__ = _numba_type
     previous = module.__dict__.get("__getattr__")
     names = frozenset(KERNEL_API + GPU_ONLY)
 
@@ -310,6 +312,19 @@ def kernel_api_spellings() -> None:
     module.__getattr__ = __getattr__
     kernelapi.swapped_cuda_module = swapped_kernel_names
     kernel.swapped_cuda_module = swapped_kernel_names
+
+
+def _numba_type(self, name: str):
+    """A kernel's ``cuda.int32`` / ``cuda.float32`` on the simulator: the launch's stand-in for
+    ``numba.cuda`` has only the kernel API, while a GPU's ``numba.cuda`` also names Numba's
+    scalar types (the ones ``numba`` exports). Raises ``AttributeError`` for anything else."""
+    import numba
+    from numba.core import types
+
+    value = getattr(numba, name, None) if not name.startswith("_") else None
+    if isinstance(value, types.Type):
+        return value
+    raise AttributeError(f"module 'numba.cuda' has no attribute {name!r}")
 
 
 _KEEP = object()
