@@ -605,6 +605,10 @@ app.add_typer(course_app, name="course")
 @course_app.command("build", short_help="Write an nbgrader course folder.")
 def course_build(
     directory: Path = typer.Argument(..., help="Course folder to write (nbgrader's root)."),
+    exercise: Optional[list[str]] = typer.Option(
+        None, "--exercise", "-e", metavar="NAME",
+        help="An exercise the course teaches (repeatable; default: every exercise known, the "
+             "built-in ones and those of --assignments)."),
     device: str = typer.Option("auto", help="Where students' kernels are graded: auto, gpu "
                                             "or sim."),
     submitted: Optional[Path] = typer.Option(None, help="Copy in a submitted/<student>/"
@@ -629,20 +633,24 @@ def course_build(
     assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
 ) -> None:
     """Write an nbgrader course (config, and source/ notebooks built from the exercise folders;
-    an installed kernelgrade needs $KERNELGRADE_SOLUTIONS); see its README.md."""
+    an installed kernelgrade needs --solutions); see its README.md."""
     from .nbgrader.course import CourseError, build_course
 
     _use_assignments(assignments_dir)
     _use_solutions(solutions_dir)
     try:
-        root = build_course(directory, device=device, submitted=submitted,
-                            cell_timeout=cell_timeout, run_notebooks=run_notebooks,
-                            allow_provisional=allow_provisional, force=force, seed=seed)
+        root = build_course(directory, names=exercise or None, device=device,
+                            submitted=submitted, cell_timeout=cell_timeout,
+                            run_notebooks=run_notebooks, allow_provisional=allow_provisional,
+                            force=force, seed=seed)
     except (CourseError, GraderSetupError) as exc:
         _fail(str(exc))
-    typer.echo(f"wrote the nbgrader course {root}; next, in that folder:\n"
-               "  nbgrader generate_assignment 01_tiled_matmul   # source/ -> release/\n"
-               "  nbgrader autograde 01_tiled_matmul             # submitted/ -> gradebook.db\n"
+    assignments = sorted(p.name for p in (root / "source").iterdir() if p.is_dir())
+    first = assignments[0]
+    typer.echo(f"wrote the nbgrader course {root} ({', '.join(assignments)}); next, in that "
+               "folder:\n"
+               f"  nbgrader generate_assignment {first}   # source/ -> release/\n"
+               f"  nbgrader autograde {first}             # submitted/ -> gradebook.db\n"
                f"(see {root / 'README.md'})")
 
 

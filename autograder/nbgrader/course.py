@@ -28,7 +28,9 @@ provisional and are refused unless ``allow_provisional``.
 
 from __future__ import annotations
 
+import shlex
 import shutil
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -119,8 +121,10 @@ folder (`assignments/<name>/`: `notebook.py` and `exercise.py`) and the instruct
 `solutions/<name>.py`, copied to `instructor/solutions/` (a course's own assignments to
 `instructor/assignments/`).
 Run the commands below in this folder, with the Python environment where kernelgrade and
-nbgrader are installed (`pip install -e '.[nbgrader]'`) *activated*: nbgrader runs `alembic` from
-`PATH`, and nbgrader must be able to `import autograder`.
+nbgrader are installed *activated* (this course was built with the one at `{prefix}`):
+nbgrader runs `alembic` from `PATH`, and nbgrader must be able to `import autograder`.
+To rebuild the course after changing an assignment (the class's seed is kept):
+`{rebuild}`
 
 Assignments: {assignments}
 
@@ -164,6 +168,38 @@ PROVISIONAL_TEXTS = {
 }
 
 
+def _solution_folder(name: str) -> Path:
+    """The folder ``--solutions`` names for exercise ``name``'s solution (``<d>/<name>.py`` or
+    ``<d>/<name>/solution.py``: ``d``), resolved."""
+    path = exercises.solution_path(name).resolve()
+    return path.parent if path.name == f"{name}.py" else path.parent.parent
+
+
+def rebuild_command(root: Path, names: Sequence[str] | None, device: str, run_notebooks: bool,
+                    allow_provisional: bool) -> str:
+    """The ``autograder course build`` command line that rebuilds the course at ``root`` from
+    where it was built: its exercises, device and switches, the folders of the course's own
+    assignments and of the solutions it read (absolute: it works from any folder; the course's
+    ``instructor/solutions`` when they came from several), and ``--force``. Shell-quoted."""
+    chosen = course_exercises(names)
+    parts = ["autograder", "course", "build", str(root)]
+    for name in names or ():
+        parts += ["--exercise", name]
+    if device != "auto":
+        parts += ["--device", device]
+    if allow_provisional:
+        parts.append("--allow-provisional")
+    if run_notebooks:
+        parts.append("--run-notebooks")
+    folders = list(dict.fromkeys(_solution_folder(ex.name) for ex in chosen))
+    parts += ["--solutions", str(folders[0] if len(folders) == 1
+                                 else root / "instructor" / "solutions")]
+    for own in dict.fromkeys(exercises.folder(ex.name).parent.resolve() for ex in chosen
+                             if not exercises.is_builtin(ex.name)):
+        parts += ["--assignments", str(own)]
+    return shlex.join(parts + ["--force"])
+
+
 class CourseError(Exception):
     """The course directory cannot be written (the message says why)."""
 
@@ -199,6 +235,12 @@ def source_notebooks(names: Sequence[str] | None = None) -> dict[Path, str]:
             nb = build_source_notebook(ex.name)
         except AuthoringError as exc:
             raise CourseError(f"cannot build the notebook of {ex.name}: {exc}") from None
+        except GraderSetupError as exc:
+            if names is None:  # every exercise: the course may teach only some of them
+                raise GraderSetupError(
+                    f"{exc}. A course of some exercises only: name them, `autograder course "
+                    "build DIR --exercise NAME` (repeatable)") from None
+            raise
         found[Path("source") / ex.assignment / notebook_file(ex.name)] = nbb.dumps(nb)
     return found
 
@@ -245,6 +287,7 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
     if submitted is not None and not Path(submitted).is_dir():
         raise CourseError(f"{submitted} is not a folder of submitted/<student>/<assignment>/")
     notebooks = source_notebooks(names)  # all built before anything is written
+    rebuild = rebuild_command(root, names, device, run_notebooks, allow_provisional)
     seed_file = root / "instructor" / seeds.SEED_FILE
     try:
         kept = seeds.read(seed_file)
@@ -297,6 +340,7 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
         allow_provisional=bool(allow_provisional)), encoding="utf-8")
     (root / "README.md").write_text(README_TEMPLATE.format(
         course_id=course_id, assignments=", ".join(assignments), device=device,
+        prefix=sys.prefix, rebuild=rebuild,
         mode_text=MODE_TEXTS[bool(run_notebooks)].format(cell_timeout=int(cell_timeout)),
         provisional_text=PROVISIONAL_TEXTS[bool(allow_provisional)]), encoding="utf-8")
     return root
