@@ -29,7 +29,8 @@ def main() -> int:
     args = ap.parse_args()
     from numba import cuda
 
-    print(f"{cuda.get_current_device().name.decode()}")
+    name = cuda.get_current_device().name
+    print(name.decode() if isinstance(name, bytes) else name)
     print("| exercise | elements | digest ms (median) | instructor launch ms (median) |")
     print("| --- | --- | --- | --- |")
     for name in [n for n in exercises.names() if exercises.get(n).timing]:

@@ -29,7 +29,7 @@ from autograder.sandbox.run import ChildRun
 from autograder.source.submission import SubmissionError, load_source, python_lines
 from autograder.wire.protocol import Compiled, Error, Imported
 from autograder.wire.results import Kind, Status, TestResult
-from conftest import FILES, ROOT, SOLUTIONS, TEST_DEVICE, graded_once
+from conftest import FILES, ROOT, SOLUTIONS, TEST_DEVICE, env_with_root, graded_once
 
 HONEST = FILES / "honest"
 SOLUTION = SOLUTIONS / "block_sum.py"
@@ -143,7 +143,7 @@ def test_the_compile_check_needs_no_driver_and_the_simulators_lists_are_numbas()
     """In a process with Numba's real CUDA target and no GPU (this machine, CI): a kernel calling
     device functions compiles to PTX for the target (it raised CudaSupportError), and every
     name the simulator's ``numba.cuda`` answers for kernels is one a GPU's has."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = env_with_root()
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     proc = subprocess.run([sys.executable, "-c", _REAL_TARGET], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)

@@ -3,9 +3,14 @@ bounds from ``cuda.blockDim``, ``cuda.grid()`` indexing, the course material's o
 full points on a GPU. Issue 30: every student is timed against the fastest instructor reference
 (``solution.py`` or ``solution_blockdim.py``) at the instructor's constants, whatever the
 student's loops look like. A kernel whose loops are bounded by ``cuda.blockDim`` at run time
-cannot be unrolled (1.32x for the reduction, 1.37x for the transpose against the instructor's
-compile-time bounds, H100 2026-11-24): a ``blockdim_loop`` variant may lose timing points, and
-then only with that cause named in its timing message (the ``runtime_loop_bound`` hint)."""
+cannot be unrolled (1.32x for the reduction, 1.37x for the transpose, 2.7x for the tiled
+matmuls, whose inner loop then stays a loop, against the instructor's compile-time bounds, H100
+2026-11-27): a ``blockdim_loop`` variant may lose timing points, all of them for a matmul, and
+then only with that cause named in its timing message (the ``runtime_loop_bound`` hint). Likewise
+a variant whose constants differ from the instructor's (``transpose/square_block``: BLOCK_ROWS 32
+against 8, 1.58x) may lose timing points only with the two configurations named (the
+``configuration`` hint, the lecture on block granularity). Correctness and concept are full for
+every variant."""
 
 from __future__ import annotations
 
@@ -50,17 +55,19 @@ def test_only_the_blockdim_variants_bound_their_loops_at_run_time():
 @needs_gpu("grades each textbook variant on a GPU with its timing")
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,path", VARIANTS, ids=[f"{n}/{p.stem}" for n, p in VARIANTS])
-def test_textbook_variant_gets_full_points_on_a_gpu(name, path):
+def test_textbook_variant_keeps_its_points_or_is_told_why_on_a_gpu(name, path):
     result = grade_file(path, name, sanitize=False)
     timing = [t for t in result.tests if t.kind == Kind.TIMING]
     assert timing, "no timing test"
-    if path.stem == "blockdim_loop" and timing[0].points < timing[0].max_points:
-        assert timing[0].points > 0 and "likeliest cause" in timing[0].message, timing[0].message
-        assert "cuda.blockDim" in timing[0].message, timing[0].message
-        print(f"\n{name}/{path.stem}: {timing[0].points}/{timing[0].max_points} "
-              f"{timing[0].message[:300]}")
-    else:
-        assert timing[0].points == timing[0].max_points, timing[0].message
+    if timing[0].points < timing[0].max_points:
+        message = timing[0].message
+        assert "likeliest cause" in message, message
+        if path.stem == "blockdim_loop":
+            assert "cuda.blockDim" in message, message
+        else:  # its own configuration, named against the instructor's
+            assert "against the instructor's" in message and "block granularity" in message, \
+                message
+        print(f"\n{name}/{path.stem}: {timing[0].points}/{timing[0].max_points} {message[:300]}")
     lost = [f"{t.name}: {t.status.value} {t.message[:160]}" for t in result.tests
             if t.points < t.max_points and t.kind != Kind.TIMING]
     assert not lost, "\n".join(lost)
