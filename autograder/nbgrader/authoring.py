@@ -155,7 +155,7 @@ PUBLIC_TESTS_MD = {
     KERNEL: """
 ## Public tests
 
-The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
+The next cell (read-only) tests your notebook as saved, as the autograder does (save it first):
 it launches your kernel on {cases}, in a separate process with a time limit (a kernel that never
 ends is reported as a timeout, and the cell does not hang), and prints for each size whether the
 result is correct, or the first wrong element. It also prints the concept test, read off your
@@ -166,7 +166,7 @@ them again, on fresh random inputs, with the hidden ones.
     DEVICE_FUNCTION: """
 ## Public tests
 
-The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
+The next cell (read-only) tests your notebook as saved, as the autograder does (save it first):
 it calls your device function from a kernel of its own, on {cases}, in a separate process with a
 time limit (a barrier that never opens is reported as a timeout, and the cell does not hang), and
 prints whether the result is correct, or the first wrong element, and the concept test, read off
@@ -176,7 +176,7 @@ random inputs, with the hidden ones.
     FUNCTIONS: """
 ## Public tests
 
-The next cell (read-only) tests the code your notebook has run so far, as the autograder does:
+The next cell (read-only) tests your notebook as saved, as the autograder does (save it first):
 it calls your functions on {cases}, in a separate process with a time limit, and compares each
 value with the instructor's. {these} graded too: the autograder runs {them} again with the
 hidden ones.

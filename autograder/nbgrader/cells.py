@@ -44,8 +44,8 @@ from ..report.parts import part_points, render_part
 from .. import settings
 
 __all__ = ["TEST_CELL_MARKER", "DEVICE_ENV", "is_test_cell", "executed_cells",
-           "executed_notebook", "executed_source", "part_points", "grade_this_notebook",
-           "cached_result"]
+           "executed_notebook", "executed_source", "session_notebook", "unsaved_input",
+           "part_points", "grade_this_notebook", "cached_result"]
 
 #: A code cell whose source contains this line is one of the autograder's own test cells
 #: (public or hidden): it is left out of the code that is graded.
@@ -84,6 +84,46 @@ def executed_cells() -> list[str]:
         raise RuntimeError("grade_this_notebook() runs inside a Jupyter notebook (an IPython "
                            "kernel); to grade a file, use `autograder grade FILE --exercise NAME`")
     return [str(s) for s in ip.history_manager.input_hist_raw[1:]]
+
+
+#: The variable Jupyter Server sets in a notebook kernel's environment: the notebook's path
+#: (ipykernel also puts it in the user namespace as ``__session__``).
+SESSION_ENV = "JPY_SESSION_NAME"
+
+
+def session_notebook() -> Path | None:
+    """The notebook file this kernel belongs to, or None: the path Jupyter Server gave the
+    kernel (:data:`SESSION_ENV`, relative paths from the kernel's working folder, which is the
+    notebook's) when it names an ``.ipynb`` regular file here. A kernel that nbclient or
+    ``nbgrader validate`` started for a file has none: it runs the file's cells top to bottom,
+    so its input history is that file's code."""
+    name = os.environ.get(SESSION_ENV, "").strip()
+    if not name.endswith(".ipynb"):
+        return None
+    for path in (Path(name), Path.cwd() / Path(name).name):
+        try:
+            if path.is_file() and not path.is_symlink():
+                return path.resolve()
+        except OSError:
+            continue
+    return None
+
+
+def _code_text(source) -> str:
+    return ("".join(source) if isinstance(source, list) else str(source or "")).strip()
+
+
+def unsaved_input(executed: Sequence[str], notebook: dict) -> str | None:
+    """The student's last input in ``executed`` (this kernel's input history; the
+    autograder's test cells and empty inputs left out) when no code cell of ``notebook`` (the
+    saved file, parsed) holds it as it ran: an edit run but not saved yet; else None. Earlier
+    inputs are not looked at: a cell run again after a fix, or an exploratory cell since
+    deleted, left its old text in the history, and the file rightly lacks it."""
+    saved = {_code_text(c.get("source")) for c in notebook.get("cells", [])
+             if isinstance(c, dict) and c.get("cell_type") == "code"}
+    last = next((src for src in reversed(list(executed))
+                 if _code_text(src) and not is_test_cell(src)), None)
+    return None if last is None or _code_text(last) in saved else last
 
 
 def executed_notebook(cells: Sequence[str]) -> dict:

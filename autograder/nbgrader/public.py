@@ -7,9 +7,15 @@ The public-test cell of an assignment notebook (``assignments/``) reads::
 
     run_public_tests("tiled_matmul")
 
-:func:`run_public_tests` takes the code this notebook's kernel has executed so far
-(:func:`autograder.nbgrader.cells.executed_cells`; test cells and magics left out, as for a
-submitted notebook), grades it with :func:`autograder.grader.grade` restricted to the exercise's
+:func:`run_public_tests` takes the code of the notebook as it will be handed in: in Jupyter, the
+notebook file the kernel belongs to, as saved (:func:`autograder.nbgrader.cells.session_notebook`),
+exactly what ``nbgrader validate`` and ``nbgrader autograde`` read, whatever ran before in the
+kernel (a cell run once with a syntax error and again fixed, a deleted exploratory cell). When
+the cell the kernel ran last is not in the saved file as it ran (an edit not saved yet), the
+report says so and asks to save and run the cell again. A kernel started for a file (``nbgrader validate``,
+nbclient) runs the file top to bottom: there the code it executed
+(:func:`autograder.nbgrader.cells.executed_cells`) is the file's. Test cells and magics are left
+out, as for a submitted notebook. It grades the code with :func:`autograder.grader.grade` restricted to the exercise's
 *public* cases (``visibility="public"``), and prints one line per public case, the concept test
 (read off the PTX: it reveals nothing hidden) and the diagnostics' findings. The student's code
 runs in child processes with time limits, as for the hidden tests: a kernel that spins is reported
@@ -49,7 +55,8 @@ from ..errors import GraderSetupError
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 from autograder.sandbox.limits import Limits
 from ..report.parts import where
-from .cells import DEVICE_ENV, executed_cells, executed_notebook
+from .cells import (DEVICE_ENV, executed_cells, executed_notebook, session_notebook,
+                    unsaved_input)
 
 #: Time limits of a public run, in seconds: the public cases are small, and the whole run stays
 #: well inside nbgrader's limit for an ordinary cell (``CELL_TIMEOUT``, 120 s by default). A GPU
@@ -70,9 +77,10 @@ def public_result(exercise: str, device: str | None = None,
 
     ``exercise``: an exercise name (``autograder exercises``). ``device``: ``auto``, ``gpu`` or
     ``sim``; None reads :data:`autograder.nbgrader.cells.DEVICE_ENV` (default ``auto``: a GPU
-    when there is one, else the simulator). ``cells``: the executed code cells (default: this
-    kernel's input history). ``limits``: the children's time limits (default
-    :data:`PUBLIC_LIMITS` of the device).
+    when there is one, else the simulator). ``cells``: the code cells to grade (default: the
+    saved notebook this kernel belongs to (:func:`saved_notebook_result`), else this kernel's
+    input history). ``limits``: the children's time limits (default :data:`PUBLIC_LIMITS` of
+    the device).
 
     The returned :class:`~autograder.wire.results.ExerciseResult` holds the public ``correctness``
     tests, the ``concept`` test and the ``diagnostic`` tests, never a hidden case or the timing
@@ -91,12 +99,41 @@ def public_result(exercise: str, device: str | None = None,
     exercises.get(exercise)  # UnknownExercise before anything runs
     backend = resolve_device(device or os.environ.get(DEVICE_ENV, "").strip() or "auto")
     if cells is None:
+        saved = session_notebook()
+        if saved is not None:
+            return saved_notebook_result(saved, exercise, backend, limits)
         cells = executed_cells()
     with tempfile.TemporaryDirectory(prefix="kernelgrade-public-") as tmp:
         path = Path(tmp) / f"{exercise}.ipynb"
         path.write_text(json.dumps(executed_notebook(list(cells))), encoding="utf-8")
         result = public_file_result(path, exercise, device=backend, limits=limits)
     result.submission = "this notebook (the cells it ran, test cells left out)"
+    return result
+
+
+def saved_notebook_result(notebook: Path, exercise: str, device: str,
+                          limits: Limits | None = None) -> ExerciseResult:
+    """:func:`public_result` of the notebook file ``notebook`` as saved (the one this kernel
+    belongs to: its code cells in order, as the autograder reads them), with a note first
+    when the cell this kernel ran last is not in the file as it ran
+    (:func:`autograder.nbgrader.cells.unsaved_input`): save, then run the cell again."""
+    data = notebook.read_bytes()
+    with tempfile.TemporaryDirectory(prefix="kernelgrade-public-") as tmp:
+        path = Path(tmp) / f"{exercise}.ipynb"
+        path.write_bytes(data)
+        result = public_file_result(path, exercise, device=device, limits=limits)
+    for t in result.tests:
+        t.message = t.message.replace(str(path), notebook.name)
+    result.submission = f"{notebook.name} as saved"
+    try:
+        unsaved = unsaved_input(executed_cells(), json.loads(data))
+    except (RuntimeError, ValueError, AttributeError):  # not in IPython, not a notebook's JSON
+        unsaved = None
+    if unsaved is not None:
+        result.notes.insert(0, (
+            f"These tests graded {notebook.name} as saved, as the autograder will, and the "
+            "cell you ran last is not in it as you ran it (a change not saved yet). Save the "
+            "notebook (Ctrl+S) and run this cell again to test what you see."))
     return result
 
 
@@ -128,6 +165,10 @@ def report(result: ExerciseResult) -> str:
     summary line. No points, seed or hidden case."""
     lines = [f"Public tests of {result.exercise} on {where(result)} (your code ran in a "
              "separate process, with a time limit):"]
+    if result.submission.endswith(" as saved"):
+        lines[0] = (f"Public tests of {result.exercise} on {where(result)}, of "
+                    f"{result.submission} (your code ran in a separate process, with a time "
+                    "limit):")
     public = [t for t in result.tests if t.kind is Kind.CORRECTNESS]
     for t in public:
         lines.append(_line(t.name.removeprefix("public: "), t.status, t.message))
