@@ -128,7 +128,7 @@ def costs(device: str) -> list[tuple[str, float, float]]:
     backend = grader.resolve_device(device)
     limits = grader.default_limits(backend)
     cases = [c for c in plan.make_cases(ex, 1) if backend == "gpu" or c.spec.sim]
-    diagnose = plan.diagnose_case(ex, 1)
+    diagnose = plan.evidence_cases(ex, cases, 1)
     rows = []
     with sandbox.scratch_dir() as tmp:
         work = Path(tmp)
@@ -144,7 +144,8 @@ def costs(device: str) -> list[tuple[str, float, float]]:
             from autograder.judge import sanitizer
             if sanitizer.executable():
                 for tool in sanitizer.TOOLS:
-                    jobs.append((f"sanitizer {tool}", req("gpu", ["run"], [diagnose],
+                    jobs.append((f"sanitizer {tool}", req("gpu", ["run"],
+                                                          plan.sanitizer_cases(cases),
                                                           lineinfo=True), "gpu",
                                  {"wrapper": tuple(sanitizer.command(tool, str(work / "s.log")))}))
         else:

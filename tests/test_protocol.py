@@ -107,10 +107,11 @@ def test_a_request_round_trips():
     cases = plan.make_cases(ex, 3)[:2]
     source = exercises.solution_path(ex)
     wire = plan.request(ex, "sim", ["run", "instrument"], source, cases, None,
-                        diagnose=plan.diagnose_case(ex, 3))
+                        diagnose=plan.evidence_cases(ex, cases[:1], 3))
     req = protocol.Request.from_dict(wire)
     assert req.phases == ["run", "instrument"] and [c.id for c in req.cases] == [0, 1]
-    assert req.diagnose.id == "diagnose" and req.diagnose.max_blocks == ex.diagnose.max_blocks
+    assert req.diagnose.id == 0 and req.diagnose.max_blocks == ex.diagnose.max_blocks
+    assert req.diagnose.block_draw == plan.block_draw(3, 0)
     assert np.array_equal(req.cases[1].inputs["A"], cases[1].inputs["A"])
     assert req.source_text == source.read_text(encoding="utf-8")
     again = req.to_dict()
@@ -160,16 +161,18 @@ def test_a_contract_that_does_not_fit_says_which_field(change, field):
         Contract.from_dict({k: v for k, v in plain.items() if k != "kernel"})
 
 
-def test_the_instrumented_runs_cases_round_trip_the_published_size_first():
+def test_the_instrumented_runs_cases_round_trip_as_the_graded_cases():
     ex = exercises.get("tiled_matmul")
-    diagnose = plan.diagnose_cases(ex, 3)
+    cases = plan.make_cases(ex, 3)[:3]
+    evidence = plan.evidence_cases(ex, cases, 3)
     wire = plan.request(ex, "sim", ["instrument"], exercises.solution_path(ex), [], None,
-                        diagnose=diagnose)
+                        diagnose=evidence)
     req = protocol.Request.from_dict(wire)
-    assert req.diagnose.params == ex.diagnose.params
-    assert [c.id for c in req.diagnose_more] == ["diagnose 2"]
-    assert req.diagnose_more[0].params == diagnose[1].params != ex.diagnose.params
-    assert np.array_equal(req.diagnose_more[0].inputs["B"], diagnose[1].inputs["B"])
+    assert [req.diagnose.id] + [c.id for c in req.diagnose_more] == [0, 1, 2]
+    assert [req.diagnose.params] + [c.params for c in req.diagnose_more] == \
+        [c.spec.params for c in cases]
+    assert np.array_equal(req.diagnose_more[0].inputs["B"], cases[1].inputs["B"])
+    assert [c.block_draw for c in req.diagnose_more] == [e.block_draw for e in evidence[1:]]
 
 
 def test_a_malformed_case_record_is_that_case_s_error_not_a_crash():

@@ -74,7 +74,8 @@ EXERCISE = Exercise(
     concept=tiling_concept("n"),
     timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0,
                   work=lambda p: (2.0 * p["m"] * p["n"] * p["k"] / 1e9, "GFLOP/s")),
-    diagnose=Diagnose(params={"m": 41, "n": 37, "k": 43}, max_blocks=2,
-                      seeded={"m": (33, 61), "n": (33, 61), "k": (33, 61)}),
+    # Every graded case is also run instrumented: its last block (partial in both dimensions),
+    # its first and one drawn from the secret seed.
+    diagnose=Diagnose(max_blocks=3),
     contract_text=CONTRACT_TEXT,
 )

@@ -42,9 +42,15 @@ Conventions for every kernel exercise:
 - 2-D launches follow the lectures: `x` runs along columns, `y` along rows:
   `row = blockIdx.y * blockDim.y + threadIdx.y`, `col = blockIdx.x * blockDim.x + threadIdx.x`.
 - `ceil(a / b)` below is integer ceiling division.
-- What the code prints once the tests have started (a `print` in a kernel or a function) is shown
-  to the instructor only; the public tests (`autograder grade --public`, the notebook's public-test
-  cell) show it.
+- What the code says where hidden inputs are present (a `print` in a kernel or a function, an
+  exception's text) is shown to the instructor only: the public cases run in a process of their
+  own, whose messages and output the student sees (as do the public tests, `autograder grade
+  --public` and the notebook's public-test cell); a hidden case's error names the exception's type
+  and the line.
+- Every graded case of an exercise with diagnostics is also run instrumented on the simulator, at
+  its own size and inputs (a sample of its blocks: the last, partial one, the first and one drawn
+  from the secret seed), for races, barriers that not every thread reaches and out-of-bounds
+  accesses.
 """
 
 COMMAND_LINE = """\

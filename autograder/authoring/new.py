@@ -102,6 +102,10 @@ EXERCISE = Exercise(
     # 2^26 floats in, 2^26 out (512 MiB): long enough to time on a GPU.
     timing=Timing(params={{"n": 1 << 26}}, points=30.0,
                   work=lambda p: (8.0 * p["n"] / 1e9, "GB/s")),
+    # For a kernel with shared memory and barriers, add (from autograder.define)
+    # diagnose=Diagnose(max_blocks=3): every graded case then also runs instrumented on the
+    # simulator, at its own size and inputs (three of its blocks: the last, the first and one
+    # drawn from the secret seed), for races, barriers and out-of-bounds accesses.
     contract_text=CONTRACT_TEXT,
 )
 '''

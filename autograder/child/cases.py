@@ -263,17 +263,52 @@ def run_calls(module, cases: list, path: str) -> None:
         send(CaseResult(case.id, value=value))
 
 
+def sampled_blocks(grid_dim, max_blocks: int | None, draw: float | None) -> list | None:
+    """The blocks an instrumented launch of a graded case runs, in the simulator's order: None
+    (every block) when the grid has at most ``max_blocks`` (or ``max_blocks`` is None). Else the
+    edge blocks first: the last block (partial in every dimension, where guards diverge and
+    bounds are crossed), the first, the blocks last in one dimension, then evenly spaced ones
+    (:func:`autograder.instrument.launch.select_blocks`), ``max_blocks - 1`` of them, and one
+    more chosen by ``draw`` (in [0, 1), drawn from the grading's secret seed) among the blocks
+    left, so no block is known to go unwatched. Without a draw (or with ``max_blocks`` 1), the
+    first ``max_blocks`` edge blocks."""
+    import numpy as np
+
+    from ..instrument.launch import select_blocks
+
+    grid_dim = tuple(int(g) for g in grid_dim)
+    every = list(np.ndindex(*grid_dim))
+    if max_blocks is None or len(every) <= max_blocks:
+        return None
+    if max_blocks < 2:
+        draw = None
+    edges = list(dict.fromkeys([every[-1], *select_blocks(grid_dim, max_blocks)]))
+    fixed = edges[:max_blocks - 1] if draw is not None else edges[:max_blocks]
+    if draw is not None:
+        rest = [b for b in every if b not in set(fixed)]
+        fixed.append(rest[min(len(rest) - 1, int(float(draw) * len(rest)))])
+    order = {b: i for i, b in enumerate(every)}
+    return sorted(fixed, key=order.__getitem__)
+
+
 def run_instrumented(cuda, kernel, contract: Contract, consts: dict, case: CaseRequest) -> dict:
-    """An instrumented simulator launch of one small case (:mod:`autograder.instrument`): races,
-    divergent barriers, out-of-bounds accesses, bank conflicts, divergent branches, global
-    loads; the report's ``params`` names the case's size. Its outputs are never graded."""
+    """An instrumented simulator launch of a graded case (:mod:`autograder.instrument`) at its
+    own size and inputs, on fresh buffers: races, divergent barriers, out-of-bounds accesses,
+    bank conflicts, divergent branches, global loads; ``case.max_blocks`` blocks of it
+    (:func:`sampled_blocks`). The report's ``params`` names the case's size and ``case`` its id.
+    Its outputs are never graded."""
+    from numba.cuda.errors import normalize_kernel_dimensions
+
     from ..instrument import instrumented_launch
 
     _, views = case_views(cuda, consts, case, contract.zeroed)
     grid = launch_shape(contract.grid, case.params, consts)
     block = launch_shape(contract.block, case.params, consts)
+    grid_dim, _ = normalize_kernel_dimensions(grid, block)
     report = instrumented_launch(kernel, grid, block, [views[a] for a in contract.args],
-                                 max_blocks=case.max_blocks)
+                                 blocks=sampled_blocks(grid_dim, case.max_blocks,
+                                                       case.block_draw))
     report["constants"] = dict(consts)   # what the grader's concept bounds are computed at
     report["params"] = dict(case.params)   # which size: findings are merged by the grader
+    report["case"] = case.id
     return report

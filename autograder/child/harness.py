@@ -28,9 +28,12 @@ is the anti-cheat order:
    (GPU) and ``hello`` (its ``packages``), both before any student code exists (a child that
    dies before them is the grader's setup at fault);
 5. off the GPU, make the process undumpable (a sibling child cannot read its memory);
-6. run the submission's definitions, resolve the contract (``imported`` or an ``error``);
-7. compile, run the cases, the instrumented launch and the timing, as the request's phases
-   ask; then ``done``.
+6. where student Python runs during the cases (the simulator; a function exercise), each
+   launch in a process of its own (:mod:`autograder.child.apart`), forked here before the
+   submission's definitions exist: it does 7 and 8 for its one graded case or instrumented
+   run, so no case reads what another left; then ``done``. Else:
+7. run the submission's definitions, resolve the contract (``imported`` or an ``error``);
+8. compile, run the cases and the timing, as the request's phases ask; then ``done``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import os
 import pickle
 import sys
 
+from . import apart
 from .cases import (compile_for_cases, compile_ptx, run_calls, run_cases,
                           run_instrumented)
 from .simulator import SIM_SWITCH_INTERVAL, prepare_simulator
@@ -121,28 +125,80 @@ def main(argv: list[str]) -> int:
         not_dumpable()
     if backend == "sim":  # before the import: `from numba.cuda import grid` is one
         prepare_simulator()
-    try:
-        # The compile child has no GPU: a kernel given a signature must not compile eagerly.
-        module = import_submission(path, req.source_text, lazy=backend == "compile",
-                                   live=contract.names)
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt included
-        send_error("import", exc, path)
+    if apart.wanted(req):  # student Python runs in the cases: a process per launch
+        if apart.run_apart(req, lambda kind, case, first: _launch_apart(cuda, req, kind, case,
+                                                                        first)):
+            send(Done())
         return 0
-    skipped = [[s.lineno, s.reason] for s in module.__dict__["__kernelgrade_skipped__"][:50]]
-    try:
-        kernel, consts = resolve(module, contract, path, backend)
-    except ContractError as exc:
-        send(Error("contract", str(exc), skipped=skipped))
+    built = _build(req, announce=True)
+    if built is None:
         return 0
-    except BaseException as exc:
-        send_error("contract", exc, path, skipped=skipped)
-        return 0
-    send(Imported(consts, skipped, bindings(module.__dict__, path)))
+    module, kernel, consts = built
     if req.lineinfo and backend == "gpu" and kernel is not None:
         kernel.targetoptions["lineinfo"] = True  # sanitizer findings name the student's lines
     if not _run_phases(cuda, req, module, kernel, consts, go_fd):
         return 0
     send(Done())
+    return 0
+
+
+def _build(req: Request, announce: bool):
+    """The submission's module, built from its definitions, and the contract's names resolved:
+    (module, kernel, constants), having sent ``imported`` when ``announce``; None when they do
+    not build, having sent the ``error`` (phase ``import`` or ``contract``) when ``announce``."""
+    backend, path, contract = req.backend, req.source_path, req.contract
+    try:
+        # The compile child has no GPU: a kernel given a signature must not compile eagerly.
+        module = import_submission(path, req.source_text, lazy=backend == "compile",
+                                   live=contract.names)
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt included
+        if announce:
+            send_error("import", exc, path)
+        return None
+    skipped = [[s.lineno, s.reason] for s in module.__dict__["__kernelgrade_skipped__"][:50]]
+    try:
+        kernel, consts = resolve(module, contract, path, backend)
+    except ContractError as exc:
+        if announce:
+            send(Error("contract", str(exc), skipped=skipped))
+        return None
+    except BaseException as exc:
+        if announce:
+            send_error("contract", exc, path, skipped=skipped)
+        return None
+    if announce:
+        send(Imported(consts, skipped, bindings(module.__dict__, path)))
+    return module, kernel, consts
+
+
+def _launch_apart(cuda, req: Request, kind, case, first: bool) -> int:
+    """One launch of :func:`autograder.child.apart.run_apart`, in its own process: build the
+    definitions (``imported`` sent by the ``first`` only), then run ``case`` (``kind``
+    ``"run"``: its ``start`` and ``case`` or ``error`` records) or its instrumented launch
+    (``"instrument"``); ``kind`` None builds only. Returns the process's exit status
+    (:data:`autograder.child.apart.STOP` when the definitions did not build)."""
+    built = _build(req, announce=first)
+    if built is None:
+        if not first and kind == "run":  # built once, not now: this case alone is lost
+            send(Error("run", "your code could not be built again for this case", id=case.id,
+                       finding=True))
+        return apart.STOP
+    module, kernel, consts = built
+    path, contract = req.source_path, req.contract
+    if kind == "run" and contract.functions:
+        run_calls(module, [case], path)
+    elif kind == "run":
+        driver = None
+        if contract.driver:
+            from autograder.exercises.package import import_driver
+            driver = import_driver(contract.driver, contract.driver_root)
+        run_cases(cuda, kernel, contract, consts, [case], driver, path)
+    elif kind == "instrument" and kernel is not None:
+        send(Start("instrument"))
+        try:
+            send(Instrumented(run_instrumented(cuda, kernel, contract, consts, case)))
+        except BaseException as exc:
+            send_error("instrument", exc, path)
     return 0
 
 
@@ -170,8 +226,9 @@ def _granted(go_fd) -> bool:
 
 
 def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool:
-    """The request's phases, in order: compile, run, instrument, time. False when the child
-    must stop without ``done`` (the GPU context is lost, or no go for the timing's GPU work)."""
+    """The request's phases, in order, for a child whose cases run no student Python (a GPU's
+    kernels, the compile check): compile, run, time. False when the child must stop without
+    ``done`` (the GPU context is lost, or no go for the timing's GPU work)."""
     backend, path, contract, phases = req.backend, req.source_path, req.contract, req.phases
     launched_as = None  # the argument types the cases' launches will have, compiled for
     if backend == "gpu" and "run" in phases and kernel is not None:
@@ -189,9 +246,7 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
         from autograder.exercises.package import import_driver
         driver = import_driver(contract.driver, contract.driver_root)
 
-    if "run" in phases and contract.functions:
-        run_calls(module, req.cases, path)
-    elif "run" in phases:
+    if "run" in phases:  # a function exercise's, and the simulator's, run apart (apart.py)
         if backend == "gpu" and not _granted(go_fd):  # the GPU, shared with others' cases
             return False
         if not run_cases(cuda, kernel, contract, consts, req.cases, driver, path):
@@ -203,15 +258,6 @@ def _run_phases(cuda, req: Request, module, kernel, consts: dict, go_fd) -> bool
                     send(facts)
             except Exception:  # noqa: BLE001 - a fact for hints, never a failed grading
                 pass
-
-    if "instrument" in phases and req.diagnose and backend == "sim":
-        for case in [req.diagnose, *req.diagnose_more]:  # one start each: its own deadline
-            send(Start("instrument"))
-            try:
-                send(Instrumented(run_instrumented(cuda, kernel, contract, consts, case)))
-            except BaseException as exc:
-                send_error("instrument", exc, path)
-                break
 
     if "time" in phases and req.timing:
         if "run" in phases and not _granted(go_fd):  # the verdict: every case passed?

@@ -46,7 +46,7 @@ class Case:
 
 @dataclass(frozen=True)
 class Use:
-    """What the instrumented run (:class:`Diagnose`) must show of shared memory's use, not just
+    """What the instrumented runs (:class:`Diagnose`) must show of shared memory's use, not just
     its presence, compared with the instructor's kernel at the same case and constants.
 
     Each ``*_per_output`` / ``reads_by_one_thread`` function takes the Diagnose case's
@@ -109,53 +109,49 @@ class Concept:
 
 @dataclass(frozen=True)
 class Diagnose:
-    """What outputs alone miss, looked for on small cases on both backends: instrumented
-    simulator launches of at most ``max_blocks`` blocks each (:mod:`autograder.instrument`)
-    and, on a GPU with compute-sanitizer, racecheck, synccheck and memcheck (at ``params``).
+    """What outputs alone miss, looked for at the launches that earn the points, on both
+    backends: an instrumented simulator launch (:mod:`autograder.instrument`) at every graded
+    case the backend runs (on a GPU the GPU-only ``sim=False`` sizes too), with that case's own
+    size and inputs, and, on a GPU with compute-sanitizer, racecheck, synccheck and memcheck at
+    the graded cases (:func:`autograder.grading.plan.sanitizer_cases`). No analysis runs at a
+    size of its own, which a kernel could recognise.
 
-    The instrumented launch runs at ``params`` and at sizes drawn from the secret seed:
-    ``seeded`` maps parameter names to inclusive ranges ``(low, high)``; each draw takes a
-    prime in each range (:meth:`drawn`: no tile or block width from 2 up to the range's low end
-    divides it, so every grid dimension ends in a partial block), the other parameters as in
-    ``params``. ``draws`` is how many such sizes. A kernel cannot keep its barriers (or bounds
-    checks) only at a published size. Keep the sizes small: each run costs about 0.2-0.3 s of
-    CPU time at a few hundred threads per block.
+    Each instrumented launch runs ``max_blocks`` blocks of the case's grid (all of them when it
+    has no more): the edge blocks first (the last block, partial in every dimension, then the
+    first and the blocks last in one dimension) and one drawn from the grading's secret seed
+    among the others, so a kernel cannot keep its barriers only in the blocks it expects to be
+    watched. Each block costs about 0.1-0.3 s of CPU time at a few hundred threads and a few
+    tile phases (``benchmarks/evidence_sizes.py``).
 
     Findings become ``diagnostic`` tests (no points) and fail the concept test: any shared-memory
     race, divergent barrier or out-of-bounds access (an index outside an array's shape, in any
     dimension, negative included), a bank conflict of more than ``max_bank_ways`` ways, or more
-    than ``max_divergent_branches`` divergent warp branches per block run (None: not judged).
-    Thresholds are set from the instructor solution at the same case (tests check it meets
-    them).
+    than ``max_divergent_branches`` divergent warp branches per block run (None: not judged), at
+    any graded size. Thresholds are set from the instructor solution at the same cases (tests
+    check it meets them at every graded size).
+
+    ``params``, ``seeded`` and ``draws`` named the sizes of the instrumented runs before they
+    ran at the graded cases (issue 30); they are accepted for a course's older exercise files
+    and unused (a ``FutureWarning`` says so).
     """
 
-    params: dict
-    max_blocks: int = 4
+    max_blocks: int = 3
     max_bank_ways: int | None = None
     max_divergent_branches: int | None = None
-    seeded: dict = field(default_factory=dict)
-    draws: int = 1
+    params: dict | None = None
+    seeded: dict | None = None
+    draws: int | None = None
 
-    def drawn(self, rng: np.random.Generator) -> dict:
-        """One seeded size: ``params`` with each ``seeded`` parameter drawn (a prime in its
-        range when the range holds one, else any integer in it)."""
-        out = dict(self.params)
-        for name, (low, high) in self.seeded.items():
-            choices = _primes(int(low), int(high)) or list(range(int(low), int(high) + 1))
-            out[name] = int(choices[int(rng.integers(len(choices)))])
-        return out
+    def __post_init__(self):
+        if self.max_blocks < 1:
+            raise ValueError("Diagnose.max_blocks must be at least 1")
+        unused = [n for n in ("params", "seeded", "draws") if getattr(self, n) is not None]
+        if unused:
+            import warnings
 
-
-def _primes(low: int, high: int) -> list[int]:
-    """The primes in ``[low, high]``."""
-    if high < 2:
-        return []
-    sieve = np.ones(high + 1, dtype=bool)
-    sieve[:2] = False
-    for p in range(2, int(high ** 0.5) + 1):
-        if sieve[p]:
-            sieve[p * p::p] = False
-    return [int(p) for p in np.flatnonzero(sieve) if p >= low]
+            warnings.warn(f"Diagnose({', '.join(f'{n}=' for n in unused)}...) is unused: the "
+                          "instrumented runs happen at the graded cases' own sizes and inputs; "
+                          "remove it from the exercise", FutureWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,10 @@ from autograder.judge import diagnostics
 from autograder.host import environment
 from autograder.host import gpulock
 from autograder.grading import plan
+from autograder.grading.devices import default_limits
 from autograder.judge.cases import passed_every_case
 from autograder.judge.inputs import Children, Grading
+from autograder.judge.withheld import withheld
 from autograder.wire.protocol import Done, Imported, Ready, Start, received
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import ChildRun, run_child
@@ -45,22 +47,27 @@ from autograder.sandbox.run import ChildRun, run_child
 
 def run_all(grading: Grading, work: Path) -> Children:
     """Run every child of ``grading`` on ``work / "submission.py"`` on its backend, side by
-    side, and wait for them: the cases it runs (:attr:`Grading.runnable`) and, where the
-    exercise has them, the compile check, the instrumented run, the timing and the sanitizers.
-    Raises :class:`autograder.errors.GraderSetupError` for a child that shows a fault of the
-    grader's setup (:func:`autograder.host.environment.raise_for_setup`), and
-    ``SandboxUnavailable``."""
+    side, and wait for them: the cases it runs (:attr:`Grading.runnable`), the public ones in a
+    child of their own and the hidden ones in another (only the first may tell the student what
+    the code said: :mod:`autograder.judge.withheld`), each with its cases' instrumented runs
+    (:func:`autograder.grading.plan.evidence_cases`), and, where the exercise has them, the
+    compile check, the timing and the sanitizers. Raises
+    :class:`autograder.errors.GraderSetupError` for a child that shows a fault of the grader's
+    setup (:func:`autograder.host.environment.raise_for_setup`), and ``SandboxUnavailable``."""
     exercise, limits = grading.exercise, grading.limits
     source_file = work / "submission.py"
-    diagnose = plan.diagnose_cases(exercise, grading.seed) if exercise.diagnose else None
 
     def request(backend, phases, cases=(), timing=None, **kw):
         return plan.request(exercise, backend, phases, source_file, list(cases), timing, **kw)
 
     if grading.backend == "gpu":
-        return _run_on_gpu(grading, work, diagnose, request)
-    jobs = {"run": lambda: run_child(request("sim", ["run", "instrument"], grading.runnable,
-                                             diagnose=diagnose), "sim", limits, work)}
+        return _run_on_gpu(grading, work, request)
+    jobs = {}
+    for key, cases in _apart(grading.runnable).items():
+        phases = ["run", "instrument"] if exercise.diagnose else ["run"]
+        jobs[key] = (lambda cases=cases, phases=phases: run_child(
+            request("sim", phases, cases, diagnose=plan.evidence_cases(
+                exercise, cases, grading.seed)), "sim", limits, work))
     # Simulator results count only for a kernel that also compiles for a real GPU (on the
     # simulator a kernel's body runs as Python). The compile check needs Numba's real CUDA
     # target (NVVM, no GPU); Numba picks one at import: another child, side by side.
@@ -71,49 +78,132 @@ def run_all(grading: Grading, work: Path) -> Children:
     # Packages other than the grader's, or a child dead before its first record: the
     # grader's fault, never the student's (GraderSetupError).
     environment.raise_for_setup(*done.values())
-    return Children(run=done["run"], compiled=done.get("compile"), instrumented=done["run"])
+    run, hidden, withheld = _for_student(grading, done.get("public"), done.get("hidden"))
+    return Children(run=run, hidden=hidden, compiled=done.get("compile"),
+                    instrumented=joined([run, hidden]) if exercise.diagnose else None,
+                    withheld=withheld)
 
 
-def _run_on_gpu(grading: Grading, work: Path, diagnose, request) -> Children:
-    """The GPU path of :func:`run_all`: one child runs the cases and then the timing, the
-    sanitizer runs beside it, each holding the GPU lock only for its GPU work (the module's
-    docstring). ``diagnose``: the instrumented run's cases (None: none); ``request``:
-    :func:`run_all`'s request maker."""
-    exercise, limits, cases = grading.exercise, grading.limits, grading.runnable
+def _apart(cases) -> dict:
+    """``{"public": ..., "hidden": ...}``: the planned ``cases`` of each kind that has some (a
+    child each); ``{"hidden": []}`` when there is none (a child that builds the definitions)."""
+    public, hidden = plan.by_visibility(cases)
+    apart = {k: v for k, v in (("public", public), ("hidden", hidden)) if v}
+    return apart or {"hidden": []}
+
+
+def _for_student(grading: Grading, public, hidden, findings_kept: bool = False):
+    """(run, hidden, withheld) for :class:`Children` from the public cases' child and the
+    hidden cases' child (either None: none ran): ``run`` is the public child when there is one,
+    else the hidden one; the hidden child's run is its :func:`withheld` copy (a child that ran
+    no case held no hidden input and is read as it is); ``withheld``: what was taken out."""
+    taken = []
+    if hidden is not None and any(c.spec.visibility != "public" for c in grading.cases):
+        hidden, out = withheld(hidden, {c.id: c.spec.name for c in grading.cases},
+                               findings_kept)
+        taken.append(out)
+    if public is None:
+        return hidden, None, taken
+    return public, hidden, taken
+
+
+def joined(runs) -> ChildRun | None:
+    """One run holding the records of ``runs`` (None items left out) in order, for the judges
+    of the instrumented runs (:func:`autograder.judge.diagnostics.instrument_report`,
+    :func:`autograder.judge.collect.instrument_failure`); it ended as the first that did not
+    finish (else as the last). None for no run."""
+    runs = [r for r in runs if r is not None]
+    if not runs:
+        return None
+    if len(runs) == 1:
+        return runs[0]
+    ending = next((r for r in runs if r.ended != "finished"), runs[-1])
+    return replace(ending, records=[rec for r in runs for rec in r.records],
+                   notes=[n for r in runs for n in r.notes])
+
+
+def instrument_limits(limits: Limits) -> Limits:
+    """The limits of a GPU grading's instrumented simulator children: ``limits`` with at least
+    the simulator's case and total budgets (:func:`autograder.grading.devices.default_limits`):
+    an instrumented launch of a GPU-only size costs seconds of CPU time, which a GPU case's
+    limit does not allow."""
+    sim = default_limits("sim")
+    return replace(limits, case_timeout=max(limits.case_timeout, sim.case_timeout),
+                   total_timeout=max(limits.total_timeout, sim.total_timeout),
+                   case_cpu_per_element=0.0)
+
+
+def _run_on_gpu(grading: Grading, work: Path, request) -> Children:
+    """The GPU path of :func:`run_all`: the public cases' child and the hidden cases' child,
+    which then times the kernel, and the sanitizer runs beside them, each holding the GPU lock
+    only for its GPU work (the module's docstring); the instrumented runs of the public and of
+    the hidden cases in simulator children of their own. ``request``: :func:`run_all`'s
+    request maker."""
+    exercise, limits = grading.exercise, grading.limits
+    apart = _apart(grading.cases)
+    graded = "hidden" if "hidden" in apart else "public"  # the child that times the kernel
     stop_instrument = threading.Event()
-    instrument = start_jobs({"instrument": lambda: run_child(
-        request("sim", ["instrument"], diagnose=diagnose), "sim", limits, work,
-        cancel=stop_instrument)} if diagnose else {})
+    instrument = start_jobs({key: (lambda cases=cases: run_child(
+        request("sim", ["instrument"], diagnose=plan.evidence_cases(exercise, cases,
+                                                                    grading.seed)),
+        "sim", instrument_limits(limits), work, cancel=stop_instrument))
+        for key, cases in apart.items() if cases} if exercise.diagnose else {})
+    public_done: dict = {}  # the public child's run, once it ended (read by the verdict)
     try:
+        jobs = {}
         if exercise.timing:
-            graded = request("gpu", ["compile", "run", "time"], cases,
-                             timing=plan.timing_request(exercise, grading.seed),
-                             await_go=True)
+            timed = request("gpu", ["compile", "run", "time"], apart[graded],
+                            timing=plan.timing_request(exercise, grading.seed),
+                            await_go=True)
             steps = TIMED_STEPS
 
             def decide(records: list) -> bool:  # the verdict, on the records so far
-                return passed_every_case(grading, ChildRun(records=list(records)))
+                if not passed_every_case(grading, ChildRun(records=list(records)),
+                                         apart[graded]):
+                    return False
+                public = public_done.get("run")  # never waited for: the lock's rule
+                return public is None or passed_every_case(grading, public, apart["public"])
         else:
-            graded, steps, decide = request("gpu", ["compile", "run"], cases,
-                                            await_go=True), CASES_STEPS, None
-        jobs = {"run": lambda: run_holding(graded, limits, work, steps, decide)}
-        if diagnose and grading.sanitize:
+            timed, steps, decide = request("gpu", ["compile", "run"], apart[graded],
+                                           await_go=True), CASES_STEPS, None
+        jobs[graded] = lambda: run_holding(timed, limits, work, steps, decide)
+        if graded == "hidden" and "public" in apart:
+            def public_job() -> ChildRun:
+                run = run_holding(request("gpu", ["compile", "run"], apart["public"],
+                                          await_go=True), limits, work)
+                public_done["run"] = run
+                return run
+            jobs["public"] = public_job
+        if exercise.diagnose and grading.sanitize and grading.cases:
             jobs["sanitize"] = lambda: diagnostics.run_sanitizers(
-                request("gpu", ["run"], diagnose[:1], lineinfo=True, await_go=True), limits, work,
-                runner=run_holding)
+                request("gpu", ["run"], plan.sanitizer_cases(grading.cases), lineinfo=True,
+                        await_go=True), limits, work, runner=run_holding)
         done = start_jobs(jobs)()
     except BaseException:
         stop_instrument.set()
         raise
     finally:
         instrumented = instrument()
-    run, timing_run = split_timing(done["run"])
-    environment.raise_for_setup(run, *instrumented.values(), timing_run)
+    cases_run, timing_run = split_timing(done[graded])
+    runs = [done.get("public") if graded == "hidden" else None, cases_run]
+    environment.raise_for_setup(*[r for r in runs if r is not None], *instrumented.values(),
+                                timing_run)
+    public, hidden = (runs[0], cases_run) if graded == "hidden" else (cases_run, None)
+    run, hidden, taken = _for_student(grading, public, hidden, findings_kept=True)
+    if timing_run is not None and graded == "hidden":
+        timing_run, out = withheld(timing_run, findings_kept=True)
+        taken.append(out)
+    public_instrument, hidden_instrument = instrumented.get("public"), instrumented.get("hidden")
+    if hidden_instrument is not None:
+        hidden_instrument, out = withheld(hidden_instrument,
+                                          {c.id: c.spec.name for c in grading.cases})
+        taken.append(out)
     # As when the sanitizers ran after the cases, and only for a submission that
     # imported: findings of a submission that did not are discarded.
     sanitized = (done.get("sanitize") or {}) if received(run).first(Imported) else {}
-    return Children(run=run, compiled=run, instrumented=instrumented.get("instrument", run),
-                    timing=timing_run, sanitized=sanitized)
+    return Children(run=run, hidden=hidden, compiled=run,
+                    instrumented=joined([public_instrument, hidden_instrument]) or run,
+                    timing=timing_run, sanitized=sanitized, withheld=taken)
 
 
 #: What the grader does at each ``ready`` of a GPU child, in order (:func:`run_holding`): a

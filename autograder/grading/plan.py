@@ -50,37 +50,54 @@ def make_cases(exercise: Exercise, seed: int) -> list[PlannedCase]:
     return made
 
 
-def diagnose_case(exercise: Exercise, seed: int) -> CaseRequest:
-    """The small case of the instrumented run (and the sanitizers) at the exercise's published
-    ``Diagnose.params``, its inputs from the secret seed."""
+def evidence_cases(exercise: Exercise, cases, seed: int) -> list[CaseRequest]:
+    """The instrumented runs of a grading (:class:`~autograder.exercises.base.Diagnose`): one
+    per planned case of ``cases`` (:class:`PlannedCase`, those the backend runs: on a GPU the
+    GPU-only sizes too), at that case's own parameters and inputs (the same arrays), with
+    ``Diagnose.max_blocks`` blocks and the draw (:func:`block_draw`) that picks the block
+    sampled beside the edge blocks. The id is the case's. Empty for an exercise without a
+    Diagnose."""
     d = exercise.diagnose
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(len(exercise.cases) + 1)[-1])
-    return CaseRequest("diagnose", d.params, exercise.make_inputs(d.params, rng),
-                       exercise.outputs(d.params), d.max_blocks)
+    if d is None:
+        return []
+    return [CaseRequest(c.id, c.spec.params, c.inputs, c.outputs, d.max_blocks,
+                        block_draw(seed, c.id)) for c in cases]
 
 
-def diagnose_cases(exercise: Exercise, seed: int) -> list[CaseRequest]:
-    """Every case of the instrumented runs: :func:`diagnose_case`, then ``Diagnose.draws``
-    sizes drawn from the secret seed (:meth:`~autograder.exercises.base.Diagnose.drawn`), with
-    ids ``"diagnose"``, ``"diagnose 2"``, ... A draw equal to an earlier size is drawn again
-    (a few times, then left out)."""
-    d = exercise.diagnose
-    cases = [diagnose_case(exercise, seed)]
-    if not d.seeded:
-        return cases
-    seqs = np.random.SeedSequence(seed).spawn(len(exercise.cases) + 1 + d.draws)
-    for seq in seqs[len(exercise.cases) + 1:]:
-        rng = np.random.default_rng(seq)
-        for _ in range(8):
-            params = d.drawn(rng)
-            if all(c.params != params for c in cases):
-                break
-        else:
-            continue
-        cases.append(CaseRequest(f"diagnose {len(cases) + 1}", params,
-                                 exercise.make_inputs(params, rng), exercise.outputs(params),
-                                 d.max_blocks))
-    return cases
+def block_draw(seed: int, case_id: int) -> float:
+    """A number in [0, 1), drawn from the grading's secret ``seed`` for case ``case_id`` on a
+    stream of its own: which block the case's instrumented launch samples beside its edge
+    blocks (:func:`autograder.child.cases.sampled_blocks`). The same on both backends."""
+    seq = np.random.SeedSequence([int(seed) & (2 ** 63 - 1), 0xB10C, int(case_id)])
+    return float(np.random.default_rng(seq).random())
+
+
+#: compute-sanitizer (on a GPU) runs at the graded cases with at most this many input
+#: elements: its tools slow a launch many times over and cannot run a sample of blocks. The
+#: largest cases are analysed by the instrumented run (a sample of their blocks) alone.
+SANITIZER_MAX_ELEMENTS = 1 << 18
+
+
+def input_elements(case) -> int:
+    """Elements of a planned case's inputs, all arrays together."""
+    return sum(int(getattr(a, "size", 1)) for a in case.inputs.values())
+
+
+def sanitizer_cases(cases) -> list:
+    """The planned ``cases`` compute-sanitizer runs at: those with at most
+    :data:`SANITIZER_MAX_ELEMENTS` input elements (graded cases only: no size of its own), or
+    the smallest when none is that small. Empty for no cases."""
+    cases = list(cases)
+    small = [c for c in cases if input_elements(c) <= SANITIZER_MAX_ELEMENTS]
+    return small or sorted(cases, key=input_elements)[:1]
+
+
+def by_visibility(cases) -> tuple[list, list]:
+    """The planned ``cases`` as (public, hidden), each in order: the public ones run in a
+    child of their own, which alone may show the student what their code said."""
+    cases = list(cases)
+    return ([c for c in cases if c.spec.visibility == "public"],
+            [c for c in cases if c.spec.visibility != "public"])
 
 
 def timing_request(exercise: Exercise, seed: int = 0) -> TimingRequest:
@@ -115,8 +132,8 @@ def request(exercise: Exercise, backend: str, phases: list[str], source_file: Pa
             lineinfo: bool = False, await_go: bool = False) -> dict:
     """A child's :class:`~autograder.wire.protocol.Request`, in the form
     :func:`autograder.sandbox.run.run_child` takes (``to_dict()``). ``cases``: :class:`PlannedCase`
-    or :class:`~autograder.wire.protocol.CaseRequest` items; ``diagnose``: the instrumented run's
-    case, or a list of them (:func:`diagnose_cases`). The submission's text is read from
+    or :class:`~autograder.wire.protocol.CaseRequest` items; ``diagnose``: the instrumented
+    runs' cases (:func:`evidence_cases`), a list, or one case. The submission's text is read from
     ``source_file`` now: the harness compiles this text, so a sibling child cannot swap the code.
     """
     more = []

@@ -106,30 +106,37 @@ PRINTED_NOTE = ("your code printed something while it was graded: what it prints
 def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None:
     """How the children ran (``result.sandbox``: a result graded plain tells the student so),
     the children's notes (the sandbox's for the instructor, the rest for the student), the
-    statements the child skipped (instructor) and what the submission printed: for the student
-    only when no test but public ones (the grading's planned cases) could have printed it
-    (:func:`autograder.judge.cases.printed_for_student`), else for the instructor, and the
-    student reads :data:`PRINTED_NOTE`."""
-    for child in (kids.run, kids.compiled):
+    statements the child skipped (instructor) and what the submission said where the student
+    may not read it. What the public cases' child printed is the student's
+    (:func:`autograder.judge.cases.printed_for_student`); what a child that held hidden inputs
+    said (the originals of the messages :mod:`autograder.judge.withheld` replaced, and what it
+    printed) is the instructor's, and the student reads :data:`PRINTED_NOTE` for what it
+    printed."""
+    for child in (kids.run, kids.hidden, kids.compiled):
         for note in (child.notes if child is not None else []):
             notes = result.instructor_notes if note.startswith("sandbox:") else result.notes
             if note not in notes:
                 notes.append(note)
-    ran = [c.sandbox for c in (kids.run, kids.compiled) if c is not None]
+    ran = [c.sandbox for c in (kids.run, kids.hidden, kids.compiled) if c is not None]
     result.sandbox = "plain" if "plain" in ran else (ran[0] if ran else "")
     if result.sandbox == "plain":  # the instructor's note says why (mode.PLAIN_NOTE)
         result.notes.append(UNSANDBOXED_NOTE)
     skipped = judge.skipped_note(grading.source, kids.run)
     if skipped:
         result.instructor_notes.append(skipped)
+    for taken in kids.withheld:
+        result.instructor_notes += [f"said while hidden inputs were present (not shown to the "
+                                    f"student): {n}"[:2000] for n in taken.notes]
     printed = kids.run.output.strip()[-1500:]
-    if not printed:
-        return
-    if printed_for_student(kids.run, grading.cases):
+    withheld_printed = [t.printed for t in kids.withheld if t.printed]
+    its_cases = [c for c in grading.cases if kids.hidden is None or c.spec.visibility == "public"]
+    if printed and printed_for_student(kids.run, its_cases):
         result.notes.append("your code printed:\n" + printed)
-    else:
+    elif printed:
+        withheld_printed.insert(0, printed)
+    if withheld_printed:
         result.instructor_notes.append("the code printed while it was graded (not shown to the "
-                                       "student):\n" + printed)
+                                       "student):\n" + "\n".join(withheld_printed)[-3000:])
         result.notes.append(PRINTED_NOTE)
 
 

@@ -103,9 +103,10 @@ def _error(rec, failure: KernelFailure) -> dict:
 
 
 def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None = None,
-                        dynshared: int = 0) -> dict:
+                        dynshared: int = 0, blocks: list | None = None) -> dict:
     """Launch ``kernel[griddim, blockdim](*args)`` on the simulator, instrumented; see the
-    package docstring for the report's keys. Runs only ``max_blocks`` blocks when given."""
+    package docstring for the report's keys. Runs only ``max_blocks`` blocks when given
+    (:func:`select_blocks`), or exactly ``blocks`` (block indices, in the simulator's order)."""
     from numba.cuda.errors import normalize_kernel_dimensions
     from numba.cuda.simulator.kernel import _push_kernel_context
     from numba.cuda.simulator.kernelapi import swapped_cuda_module
@@ -121,7 +122,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     if fn is None:
         fn = py_func
         notes.append("the kernel's source could not be read: branches were not counted")
-    blocks = select_blocks(grid_dim, max_blocks)
+    blocks = select_blocks(grid_dim, max_blocks) if blocks is None else blocks
     module = _module(grid_dim, block_dim, dynshared, rec)
     error = None
     done = 0

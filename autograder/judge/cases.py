@@ -76,13 +76,14 @@ def output_hint(run) -> str:
 
 
 def printed_for_student(run, cases) -> bool:
-    """May the student see what the child ``run`` printed? Only when no test of theirs could
-    have printed it: the child never started one (no ``start`` record: what it printed came
-    before any of the student's code ran, such as an import's warnings), or the ``cases`` it
-    was given (:class:`autograder.grading.plan.PlannedCase`) are all public (a public-tests run, whose
-    inputs the notebook shows anyway). The first ``start`` is sent before the student's code
-    first runs, so a hostile child cannot hide it. Else what it printed goes to the instructor
-    alone: a ``print`` in a kernel would list the hidden cases' sizes and inputs."""
+    """May the student see what the child ``run`` printed? Only when no hidden input was there
+    to print: the child never started a test (no ``start`` record: what it printed came before
+    any of the student's code ran, such as an import's warnings), or the ``cases`` it was given
+    (:class:`autograder.grading.plan.PlannedCase`) are all public (the public cases' own child,
+    :mod:`autograder.grading.children`, or a public-tests run, whose inputs the notebook shows
+    anyway). The first ``start`` is sent before the student's code first runs, so a hostile
+    child cannot hide it. Else what it printed goes to the instructor alone: a ``print`` in a
+    kernel would list the hidden cases' sizes and inputs."""
     if received(run).first(Start) is None:
         return True
     return all(c.spec.visibility == "public" for c in cases)
@@ -293,12 +294,13 @@ def ran_every_case(run, cases) -> bool:
     return rx.first(Imported) is not None and all(c.id in done for c in cases)
 
 
-def passed_every_case(grading: Grading, run) -> bool:
-    """True when the GPU child ``run`` returned the outputs of every case it ran
-    (:attr:`autograder.judge.inputs.Grading.runnable`) and each is correct (:func:`judge_case`):
-    only then is the kernel timed. Any doubt (an error record, a rejected record) is False."""
+def passed_every_case(grading: Grading, run, cases=None) -> bool:
+    """True when the GPU child ``run`` returned the outputs of every case it ran (``cases``,
+    planned cases; None: :attr:`autograder.judge.inputs.Grading.runnable`) and each is correct
+    (:func:`judge_case`): only then is the kernel timed. Any doubt (an error record, a rejected
+    record) is False."""
     rx = received(run)
-    cases = grading.runnable
+    cases = grading.runnable if cases is None else tuple(cases)
     if not ran_every_case(run, cases) or any(type(r) is Rejected for r in rx.records):
         return False
     if rx.errors(*SPOILS_TIMING):

@@ -81,7 +81,7 @@ def collect(grading: Grading, kids: Children, report: dict | None = None) -> lis
     tests = []
     correct_everywhere = True
     for c in grading.cases:
-        run = kids.run
+        run = kids.run_for(c)  # the public cases' child or the hidden ones'
         test = judge_case(grading, c, run)
         errors = case_errors(received(run)) if grading.backend == "sim" else {}
         limit = simulator_limit(errors[c.id].message) if c.id in errors else None

@@ -16,12 +16,14 @@ NO_REPORT = ("the instrumented run gave no counts, so the use of shared memory a
 
 
 def at(exercise: Exercise, report: dict) -> dict:
-    """The Diagnose case's parameters with the submission's constants (``report["constants"]``,
-    ints only) added: what the :class:`Use` functions take."""
+    """The instrumented run's case parameters (``report["params"]``: a graded case's) with the
+    submission's constants (``report["constants"]``, ints only) added: what the :class:`Use`
+    functions take."""
     consts = report.get("constants")
     consts = {k: v for k, v in consts.items() if isinstance(k, str) and type(v) is int} \
         if isinstance(consts, dict) else {}
-    return {**exercise.diagnose.params, **consts}
+    params = report.get("params") if isinstance(report.get("params"), dict) else {}
+    return {**params, **consts}
 
 
 def _count(value) -> float | None:
@@ -66,15 +68,54 @@ def _setting(params: dict, exercise: Exercise) -> str:
     return ", ".join(f"{n} {params[n]}" for n in names if n in params) or "the same size"
 
 
+def each_run(report: dict) -> list[dict]:
+    """The reports of a merged report's instrumented runs that finished
+    (:func:`autograder.judge.diagnostics.merged` keeps them as ``each``; one graded case each),
+    else ``[report]``: every graded size is judged, not only the first."""
+    runs = report.get("each")
+    runs = [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+    return [r for r in runs if not r.get("error")] or runs[:1] or [report]
+
+
+def _size(params) -> str:
+    return ", ".join(f"{k} {v}" for k, v in params.items()) if isinstance(params, dict) else ""
+
+
 def problems(exercise: Exercise, source, report: dict | None) -> list[str]:
     """Why the kernel's use of shared memory and barriers falls short (empty: it does not, or
-    the exercise's concept declares no :class:`Use`). ``source`` renders line numbers."""
+    the exercise's concept declares no :class:`Use`), at the first graded case's instrumented
+    run (:func:`each_run`) where it does, naming that size and how many others fall short.
+    ``source`` renders line numbers."""
     concept = exercise.concept
     use: Use | None = concept.use if concept else None
     if use is None or exercise.diagnose is None:
         return []
     if not isinstance(report, dict):
         return [NO_REPORT]
+    # The bounds are judged at the first graded case's run (the public cases come first); the
+    # barriers over every run. (Issue 30's goal 3 judges each run, with bounds per block.)
+    runs = each_run(report)[:1]
+    # A barrier orders what it orders at some graded size: at one tile phase the barrier before
+    # the next phase's overwrite orders nothing, in the instructor's kernel too.
+    lines = sorted({n for r in each_run(report)
+                    for n in measured(exercise, r)["ordering_barriers"] or []})
+    failing = [(r, found) for r in runs for found in [_problems(exercise, source, r, lines)]
+               if found]
+    if not failing:
+        return []
+    run, found = failing[0]
+    size = _size(run.get("params"))
+    if len(runs) > 1 and size:
+        more = (f" and at {len(failing) - 1} other graded size{'s' if len(failing) > 2 else ''}"
+                if len(failing) > 1 else "")
+        found = [f"{p} (at {size}{more})" for p in found]
+    return found
+
+
+def _problems(exercise: Exercise, source, report: dict, barriers=None) -> list[str]:
+    """:func:`problems` at one instrumented run's ``report``; ``barriers``: the ordering
+    barriers' lines over every run (None: this run's)."""
+    use: Use = exercise.concept.use
     if report.get("out_of_bounds"):  # the run stopped there: its counts are partial
         return []
     params = at(exercise, report)
@@ -105,7 +146,8 @@ def problems(exercise: Exercise, source, report: dict | None) -> list[str]:
                          f"{got['reads_by_one_thread']:.0f} times in a block; in {ref} no "
                          f"thread reads it more than {expected:.0f} times: split the work into "
                          "parallel steps, each thread doing a little of each")
-    lines = got["ordering_barriers"]
+    lines = got["ordering_barriers"] if barriers is None or got["ordering_barriers"] is None \
+        else barriers
     block = report.get("blockdim")
     if use.ordering_barriers and lines is not None and len(lines) < use.ordering_barriers \
             and isinstance(block, list) and all(b == 1 for b in block):

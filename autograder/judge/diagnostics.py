@@ -42,7 +42,8 @@ SANITIZER_CASE_TIMEOUT = 15.0
 
 def run_sanitizers(request: dict, limits: Limits, work: Path,
                    runner=None) -> dict[str, sanitizer.Report]:
-    """Run the request (one small case, ``lineinfo``) under each sanitizer tool, side by side;
+    """Run the request (graded cases, :func:`autograder.grading.plan.sanitizer_cases`,
+    ``lineinfo``) under each sanitizer tool, side by side;
     returns the parsed reports of the tools that ran. Empty when compute-sanitizer is missing.
     Each child gets ``limits`` with a case limit of at least :data:`SANITIZER_CASE_TIMEOUT`.
     ``runner(request, limits, work, wrapper=..., writable=...)`` runs each child (default: a
@@ -100,10 +101,11 @@ def _finding_key(key: str, entry: dict):
 
 
 def merged(reports: list[dict]) -> dict | None:
-    """One report from the instrumented runs' (the first: the published size): the first's
-    keys, with the findings of :data:`FINDINGS` from every run (one entry per distinct finding,
-    from the first run that found it, with that run's ``params``) and ``runs``: each run's
-    ``params``, ``blocks_run``, ``blocks_total`` and ``error``. None for no report."""
+    """One report from the instrumented runs' (one per graded case): the first's keys, with the
+    findings of :data:`FINDINGS` from every run (one entry per distinct finding, from the first
+    run that found it, with that run's ``params``), ``runs``: each run's ``params``,
+    ``blocks_run``, ``blocks_total`` and ``error``, and ``each``: every run's report. None for
+    no report."""
     if not reports:
         return None
     out = dict(reports[0])
@@ -124,6 +126,7 @@ def merged(reports: list[dict]) -> dict | None:
     out["runs"] = [{"params": r.get("params"), "blocks_run": r.get("blocks_run"),
                     "blocks_total": r.get("blocks_total"), "error": r.get("error")}
                    for r in reports]
+    out["each"] = list(reports)  # every run's counts: each graded size is judged
     return out
 
 
@@ -232,10 +235,23 @@ def _kernel_errors(report) -> list[str]:
 
 
 def _warp_problems(exercise: Exercise, source, report) -> list[str]:
+    """Bank conflicts and divergent branches over the bounds, at the first instrumented run
+    (one graded case each, :func:`autograder.judge.concept_use.each_run`) that has any, with
+    its size when there were several."""
+    if report is None:
+        return []
+    runs = concept_use.each_run(report)
+    for run in runs:
+        found = _run_warp_problems(exercise, source, run)
+        if found:
+            size = _size(run.get("params")) if len(runs) > 1 else ""
+            return [f"{p} (at {size})" for p in found] if size else found
+    return []
+
+
+def _run_warp_problems(exercise: Exercise, source, report) -> list[str]:
     d = exercise.diagnose
     found = []
-    if report is None:
-        return found
     if d.max_bank_ways is not None:
         for c in report.get("bank_conflicts") or []:
             if c.get("max_ways", 1) > d.max_bank_ways:
@@ -300,8 +316,10 @@ def tests(grading: Grading, report, sanitized, unavailable: str | None) -> list[
         return all_tests(exercise, Status.SKIPPED,
                          unavailable or "the instrumented run did not finish")
     sizes = [_size(r.get("params")) for r in (report or {}).get("runs") or []]
-    sizes = [s for s in sizes if s] or [_size(exercise.diagnose.params)]
-    where = (f"instrumented run{'s' if len(sizes) > 1 else ''} at {' and '.join(sizes)}"
+    sizes = [s for s in sizes if s]
+    where = ((f"instrumented runs at the {len(sizes)} graded sizes" if len(sizes) > 3 else
+              f"instrumented run{'s' if len(sizes) > 1 else ''} at {' and '.join(sizes)}"
+              if sizes else "instrumented runs at the graded sizes")
              + (" and compute-sanitizer" if sanitized else ""))
     results = []
     for name, problems in ((BARRIERS, _barrier_problems(source, report, sanitized)),

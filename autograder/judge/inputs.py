@@ -47,15 +47,28 @@ class Grading:
 
 @dataclass(frozen=True, kw_only=True)
 class Children:
-    """What a grading's children returned: ``run`` (the correctness child; on a GPU the cases'
-    part of the graded child, :func:`autograder.grading.children.split_timing`), ``compiled``
-    (whose PTX the concept test reads: ``run`` on a GPU, the compile child on the simulator;
-    None: none ran), ``instrumented`` (the instrumented run's child; None: none ran),
-    ``timing`` (the timing's part; None: it did not measure) and ``sanitized``
-    (compute-sanitizer reports by tool; empty when none ran)."""
+    """What a grading's children returned: ``run`` (the correctness child whose records are read
+    first: the public cases' child when they ran apart from the hidden ones, else the only one;
+    on a GPU the cases' part of the graded child, :func:`autograder.grading.children.split_timing`),
+    ``hidden`` (the hidden cases' child when they ran apart from the public ones; None: they
+    did not), ``compiled`` (whose PTX the concept test reads: a GPU child, the compile child on
+    the simulator; None: none ran), ``instrumented`` (the instrumented runs' records, every
+    child's together; None: none ran), ``timing`` (the timing's part; None: it did not
+    measure), ``sanitized`` (compute-sanitizer reports by tool; empty when none ran) and
+    ``withheld`` (what children that held hidden inputs said, for the instructor only:
+    :class:`autograder.judge.withheld.Withheld`; the runs above are the copies the student may
+    read, :func:`autograder.judge.withheld.withheld`)."""
 
     run: ChildRun
+    hidden: ChildRun | None = None
     compiled: ChildRun | None = None
     instrumented: ChildRun | None = None
     timing: ChildRun | None = None
     sanitized: dict = field(default_factory=dict)
+    withheld: list = field(default_factory=list)
+
+    def run_for(self, case) -> ChildRun:
+        """The child that ran planned ``case`` (:class:`autograder.grading.plan.PlannedCase`)."""
+        if self.hidden is not None and case.spec.visibility != "public":
+            return self.hidden
+        return self.run

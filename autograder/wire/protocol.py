@@ -41,24 +41,31 @@ class ProtocolError(ChannelError):
 
 @dataclass
 class CaseRequest:
-    """One case for the child: ``id`` (the case's index, or ``"diagnose"``), ``params`` (sizes),
-    ``inputs`` (NumPy arrays by argument name), ``outputs`` (name → (shape expressions, dtype
-    string), see :meth:`autograder.exercises.base.Exercise.outputs`); ``max_blocks``: blocks
-    of an instrumented launch (the diagnose case only)."""
+    """One case for the child: ``id`` (the case's index), ``params`` (sizes), ``inputs`` (NumPy
+    arrays by argument name), ``outputs`` (name → (shape expressions, dtype string), see
+    :meth:`autograder.exercises.base.Exercise.outputs`); for an instrumented launch of a
+    graded case, ``max_blocks`` (blocks run) and ``block_draw`` (in [0, 1): which block is
+    sampled beside the edge blocks, :func:`autograder.child.cases.sampled_blocks`)."""
 
     id: int | str
     params: dict
     inputs: dict
     outputs: dict
     max_blocks: int | None = None
+    block_draw: float | None = None
 
     def to_dict(self) -> dict:
         d = {"id": self.id, "params": self.params, "inputs": self.inputs, "outputs": self.outputs}
-        return d if self.max_blocks is None else d | {"max_blocks": self.max_blocks}
+        if self.max_blocks is not None:
+            d["max_blocks"] = self.max_blocks
+        if self.block_draw is not None:
+            d["block_draw"] = self.block_draw
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> CaseRequest:
-        return cls(d["id"], d["params"], d["inputs"], d["outputs"], d.get("max_blocks"))
+        return cls(d["id"], d["params"], d["inputs"], d["outputs"], d.get("max_blocks"),
+                   d.get("block_draw"))
 
 
 @dataclass
@@ -105,11 +112,12 @@ class Request:
     ``compile``, ``run``, ``instrument``, ``time``; ``source_path`` names the submission and
     ``source_text`` is what runs (a sibling child cannot swap the file); ``contract``: the
     exercise's :class:`~autograder.wire.contract.Contract` (plain data in :meth:`to_dict`,
-    rebuilt by :meth:`from_dict`); ``diagnose``: the instrumented run's
-    case; ``lineinfo``: compile with line info (sanitizer runs); ``await_go``: a GPU child says
-    ``ready`` before its first GPU work and waits for the grader's go byte;
-    ``diagnose_more``: further instrumented runs' cases (sizes drawn from the secret seed), run
-    after ``diagnose``, each with its own ``start`` and ``instrumented`` records."""
+    rebuilt by :meth:`from_dict`); ``diagnose``: the first instrumented run's
+    case (a graded case, :func:`autograder.grading.plan.evidence_cases`); ``lineinfo``: compile
+    with line info (sanitizer runs); ``await_go``: a GPU child says ``ready`` before its first
+    GPU work and waits for the grader's go byte; ``diagnose_more``: the other instrumented
+    runs' cases, run after ``diagnose``, each with its own ``start`` and ``instrumented``
+    records."""
 
     backend: str
     phases: list

@@ -72,7 +72,7 @@ def test_a_write_past_a_shared_array_is_found():
 
 @pytest.mark.parametrize("name", [n for n in exercises.names()
                                   if exercises.get(n).diagnose is not None])
-def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name, request):
+def test_the_solutions_stay_inside_their_arrays_at_every_graded_size(name, request):
     simulator_in_process(request)
     from numba import cuda
 
@@ -82,7 +82,8 @@ def test_the_solutions_stay_inside_their_arrays_at_every_diagnose_size(name, req
     ex = exercises.get(name)
     path = str(exercises.solution_path(ex))
     kernel, consts = resolve(import_submission(path), ex.contract, path, "sim")
-    for case in plan.diagnose_cases(ex, 11):
+    cases = [c for c in plan.make_cases(ex, 11) if c.spec.sim]
+    for case in plan.evidence_cases(ex, cases, 11):
         r = run_instrumented(cuda, kernel, ex.contract, consts, case)
         assert r["out_of_bounds"] == [] and r["error"] is None, case.params
         assert r["params"] == case.params
@@ -136,17 +137,16 @@ def test_an_out_of_bounds_finding_fails_the_concept_with_a_message_to_act_on():
     assert "at width 16" in problem and "add a bounds check" in problem
 
 
-def test_diagnose_sizes_two_of_them_the_second_from_the_secret_seed():
+def test_the_instrumented_runs_are_the_graded_cases_with_their_own_inputs():
     ex = exercises.get("tiled_matmul")
-    drawn = {plan.diagnose_cases(ex, seed)[1].params["width"] for seed in range(12)}
-    low, high = ex.diagnose.seeded["width"]
-    assert len(drawn) > 2 and all(low <= w <= high for w in drawn)
-    assert ex.diagnose.params["width"] not in drawn
-    cases = plan.diagnose_cases(ex, 5)
-    assert [c.id for c in cases] == ["diagnose", "diagnose 2"]
-    assert cases[0].params == ex.diagnose.params
-    assert cases[1].inputs["A"].shape == (cases[1].params["width"],) * 2
-    assert plan.diagnose_cases(ex, 5)[1].params == cases[1].params   # the seed decides
+    cases = plan.make_cases(ex, 5)
+    evidence = plan.evidence_cases(ex, cases, 5)
+    assert [e.id for e in evidence] == [c.id for c in cases]
+    for e, c in zip(evidence, cases):
+        assert e.params == c.spec.params and e.inputs["A"] is c.inputs["A"]
+        assert e.max_blocks == ex.diagnose.max_blocks and 0 <= e.block_draw < 1
+    assert [e.block_draw for e in plan.evidence_cases(ex, cases, 5)] == \
+        [e.block_draw for e in evidence]   # the seed decides
 
 
 _CEIL = re.compile(r"ceil\((\w+) / (\w+)\)")
@@ -154,13 +154,13 @@ _CEIL = re.compile(r"ceil\((\w+) / (\w+)\)")
 
 @pytest.mark.parametrize("name", [n for n in exercises.names()
                                   if exercises.get(n).diagnose is not None])
-def test_every_diagnose_size_ends_each_grid_dimension_in_a_partial_block(name):
-    """No legal tile or block width divides a diagnose size: the last block of each grid
-    dimension holds the boundary, where guards are needed."""
+def test_every_grid_dimension_ends_in_a_partial_block_at_some_simulated_size(name):
+    """For every legal tile or block width, some graded size the simulator runs is not a
+    multiple of it: the instrumented runs' last block holds the boundary, where guards are
+    needed."""
     ex = exercises.get(name)
     consts = {c.name: c for c in ex.contract.constants}
-    sizes = [c.params for c in plan.diagnose_cases(ex, 3)]
-    assert len(sizes) >= 2, "a size drawn from the secret seed"
+    sizes = [c.params for c in ex.cases if c.sim]
     for expr in ex.contract.grid:
         m = _CEIL.fullmatch(expr)
         assert m, expr
@@ -168,8 +168,8 @@ def test_every_diagnose_size_ends_each_grid_dimension_in_a_partial_block(name):
         c = consts[const]
         widths = [v for v in range(max(2, c.low), c.high + 1)
                   if not c.power_of_two or v & (v - 1) == 0]
-        for params in sizes:
-            assert all(params[param] % v for v in widths), (params, const)
+        for v in widths:
+            assert any(params[param] % v for params in sizes), (param, v)
 
 
 def test_a_negative_literal_subscript_is_wrap_around_asked_for():

@@ -33,6 +33,16 @@ def _values(c) -> list[int]:
     return sorted(v for v in {c.low, c.high, mid, 2} if c.low <= v <= c.high)
 
 
+def largest_simulated(ex) -> dict:
+    """The parameters of the graded case of ``ex`` the simulator runs whose smallest size is the
+    largest (then the largest in all): several tiles in every dimension (the instrumented runs
+    happen at the graded cases)."""
+    def sizes(case):
+        ints = [v for v in case.params.values() if type(v) is int]
+        return min(ints), sum(ints)
+    return max((c for c in ex.cases if c.sim), key=sizes).params
+
+
 def settings(name: str) -> list[dict]:
     """Every legal combination of :func:`_values` of the exercise's constants (the contract's
     checks hold) whose blocks have more than one thread."""
@@ -41,14 +51,15 @@ def settings(name: str) -> list[dict]:
     for values in itertools.product(*(_values(c) for c in ex.contract.constants)):
         consts = {c.name: v for c, v in zip(ex.contract.constants, values)}
         if all(eval(e, {"__builtins__": {}}, dict(consts)) for e, _ in ex.contract.checks) \
-                and math.prod(evaluate(ex.contract.block, ex.diagnose.params, consts)) > 1:
+                and math.prod(evaluate(ex.contract.block, largest_simulated(ex), consts)) > 1:
             found.append(consts)
     return found
 
 
 def run(name: str, path, consts: dict | None = None, params: dict | None = None) -> dict:
-    """The instrumented report of ``path`` on ``name``'s Diagnose case (or at ``params``); the
-    instructor's solution is imported with ``consts`` as the grader does for timing."""
+    """The instrumented report of ``path`` on ``name``'s largest simulated case (or at
+    ``params``); the instructor's solution is imported with ``consts`` as the grader does for
+    timing."""
     ex = exercises.get(name)
     if consts is not None:
         module = import_solution(str(path), consts)
@@ -57,7 +68,7 @@ def run(name: str, path, consts: dict | None = None, params: dict | None = None)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     values = {c.name: getattr(module, c.name) for c in ex.contract.constants}
-    params = dict(ex.diagnose.params if params is None else params)
+    params = dict(largest_simulated(ex) if params is None else params)
     arrays = ex.make_inputs(params, np.random.default_rng(7))
     for out, (shape, dtype) in ex.outputs(params).items():
         arrays[out] = np.zeros(evaluate(shape, params, values), dtype)
@@ -65,8 +76,9 @@ def run(name: str, path, consts: dict | None = None, params: dict | None = None)
                                  evaluate(ex.contract.grid, params, values),
                                  evaluate(ex.contract.block, params, values),
                                  [arrays[a] for a in ex.contract.args],
-                                 max_blocks=ex.diagnose.max_blocks)
+                                 max_blocks=2)   # the first block and the last
     report["constants"] = values
+    report["params"] = params   # the case the Use bounds are computed at, as the child says
     return report
 
 

@@ -1,5 +1,6 @@
 # adversarial: a grandchild leaves the session, SIGKILLs the harness's parent (a plain child's
-# reaper), and lives on as `sleep 31337.5`. Only bubblewrap's PID namespace can catch this one.
+# reaper; the harness is the process that forked this case's), and lives on as
+# `sleep 31337.5`. Only bubblewrap's PID namespace can catch this one.
 # adversarial-exercise: occupancy
 # adversarial-needs: bubblewrap
 # adversarial-orphan: 31337.5
@@ -14,7 +15,8 @@ def answer(**kw):
 
     if not STARTED:
         STARTED.append(1)
-        harness_parent = os.getppid()
+        with open(f"/proc/{os.getppid()}/stat") as f:  # each case runs in a fork of the harness
+            harness_parent = int(f.read().rsplit(")", 1)[1].split()[1])
         pid = os.fork()
         if pid == 0:
             os.setsid()

@@ -1,10 +1,11 @@
 # adversarial: looks up its grandparent (in a plain child that would be the grader) in /proc and
 # SIGKILLs it and every process it can see. Only run with bubblewrap, whose PID namespace shows
-# the child nothing outside the sandbox: it answers 1000 + the processes it saw (2: the
-# namespace's init and itself).
+# the child nothing outside the sandbox: it answers 1000 + the processes it saw (3: the
+# namespace's init, the harness that forked the process of this case, and itself); the harness
+# killed, no later case runs.
 # adversarial-exercise: occupancy
 # adversarial-needs: bubblewrap
-# adversarial-message: returned 1002
+# adversarial-message: returned 1003
 # kernelgrade-expect: correctness=failed
 
 

@@ -1,7 +1,8 @@
 # kernelgrade-expect: concept=failed, diagnostic: shared-memory races=failed
 """block_scan that keeps the barrier between each step's reads and writes only at the size the
-instrumented run publishes (``Diagnose.params`` of block_scan, n 1499): elsewhere a thread may
-overwrite ``scan[tid]`` before the thread ``stride`` places to its right has read it."""
+instrumented run once published (``Diagnose.params`` of block_scan, n 1499; the runs happen at
+the graded cases' sizes now): elsewhere a thread may overwrite ``scan[tid]`` before the thread
+``stride`` places to its right has read it."""
 
 from numba import cuda, int32
 
