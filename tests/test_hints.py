@@ -220,7 +220,7 @@ def test_a_naive_matmul_is_told_it_does_not_reuse_through_shared_memory(ptx, rep
     from autograder import exercises
 
     ex = exercises.get("tiled_matmul")
-    rep = {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16}}
+    rep = {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16}, "params": {"width": 37}}
     found = hints.reuse_hint(ex, rep, load_source(HINTS / "naive_matmul.py"))
     assert found is not None and found.kind == "no_reuse" and found.basis == "measured"
     assert "74.0 times per output element" in found.text and "about 6.0" in found.text
@@ -387,7 +387,8 @@ def test_the_issue_s_cases_name_their_cause_in_the_timing_message(ptx, report):
     naive = _timed(6.2, 0.0)
     hints.apply(naive, _grading(ex, load_source(HINTS / "naive_matmul.py")),
                 _kids(ptx["naive_matmul"], {"TILE_WIDTH": 16}),
-                {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16}}, "naive_matmul.py")
+                {**report["naive_matmul"], "constants": {"TILE_WIDTH": 16},
+                 "params": {"width": 37}}, "naive_matmul.py")
     assert "likeliest cause: line" in naive.tests[0].message
     assert "from global memory 74.0 times per output element" in naive.tests[0].message
     assert naive.tests[-1].details["hints"][0]["basis"] == "measured"

@@ -1,6 +1,6 @@
 """Triggers the no-reuse hint: a naive matmul that reads a row of A and a column of B from
 global memory for every element of C (2 * width loads per element, where tiles of 16 need
-2 * ceil(width / 16)), at tiled_matmul's diagnose size (width 37, TILE_WIDTH 16)."""
+2 * ceil(width / 16)), at width 37 (TILE_WIDTH 16)."""
 import numpy as np
 from numba import cuda, float32
 
