@@ -249,3 +249,59 @@ def test_two_plain_stores_stay_a_diagnostic_while_a_store_beside_an_atomic_decid
     tests = _tests(SCHEDULES[0])
     assert apply_race_verdict(grading, tests, {**CLEAN, "races": [with_atomic]})
     assert all(t.status is Status.FAILED for t in tests[:6])
+
+
+# -- races in global memory (issue 30) ----------------------------------------------------------
+
+GLOBAL = {"kind": "RAW", "array": "out", "space": "global", "scope": "block", "index": [4],
+          "first": {"line": 25, "access": "write", "thread": [4, 0, 0]},
+          "second": {"line": 27, "access": "read", "thread": [5, 0, 0]}, "params": {"n": 100},
+          "values_differ": True}
+
+
+def test_a_global_race_decides_every_case_as_a_shared_one_does():
+    ex = exercises.get("block_scan")
+    source = Source("\n" * 40, "submission.py")
+    grid = {**GLOBAL, "scope": "grid", "first": {**GLOBAL["first"], "block": [0, 0, 0]},
+            "second": {**GLOBAL["second"], "block": [1, 0, 0]}}
+    for race, where in ((GLOBAL, "with no barrier between them"),
+                        (grid, "in two blocks, with no fence protocol")):
+        tests = _tests(SCHEDULES[0])   # every output right: the simulator's serial order
+        assert apply_race_verdict(Grading(exercise=ex, source=source, backend="sim"), tests,
+                                  {**CLEAN, "races": [race]})
+        assert all(t.status is Status.FAILED and t.points == 0.0 for t in tests[:6])
+        assert "race on global array out (out[4])" in tests[0].message
+        assert where in tests[0].message and RACE_RULE in tests[0].message
+
+
+def test_global_stores_of_one_value_stay_a_diagnostic_and_of_two_values_decide():
+    """Every thread storing the block's sum (one value) cannot change with the schedule; every
+    thread storing its own value leaves the last one to run, which the simulator chose."""
+    ex = exercises.get("block_sum")
+    source = Source("\n" * 40, "submission.py")
+    grading = Grading(exercise=ex, source=source, backend="sim")
+    stores = {**GLOBAL, "kind": "WAW", "second": {**GLOBAL["second"], "access": "write"}}
+    tests = _tests(SCHEDULES[0])
+    assert not apply_race_verdict(grading, tests, {**CLEAN, "races": [{**stores,
+                                                                        "values_differ": False}]})
+    assert all(t.status is Status.PASSED for t in tests[:6])
+    assert apply_race_verdict(grading, tests, {**CLEAN, "races": [stores]})
+    assert all(t.status is Status.FAILED for t in tests[:6])
+
+
+GLOBAL_RACY = [(name, EXERCISES / name / "mutants" / f"{stem}.py")
+               for name, stem in (("block_scan", "chain_in_global_memory"),
+                                  ("block_sum", "partial_added_without_atomic"))]
+
+
+@pytest.mark.parametrize("name, path", GLOBAL_RACY, ids=[p.stem for _, p in GLOBAL_RACY])
+def test_a_kernel_racing_in_global_memory_loses_every_case_its_outputs_passed(name, path):
+    """Issue 30: exact on the simulator (its threads run one at a time, in order), so the
+    outputs pass; the race decides, on either backend."""
+    result = graded_once(path, name)
+    cases = [t for t in result.tests if t.kind is Kind.CORRECTNESS]
+    assert cases and all(t.status is Status.FAILED and t.points == 0.0 for t in cases)
+    assert all(t.details["decided_by"] == "race" for t in cases)
+    ran = [t for t in cases if t.details["observed"] != "skipped"]
+    assert ran and all(t.details["observed"] == "passed" for t in ran)
+    assert "race on global array" in cases[0].message

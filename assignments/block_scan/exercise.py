@@ -94,9 +94,15 @@ CONCEPT = Concept(
     # The instructor's Hillis-Steele: a thread reads two values per step (its left neighbour's
     # and its own) and one at the end. A work-efficient (Blelloch) scan reads about twice as
     # many in its busiest thread, hence the factor; a serial scan in one thread reads the block.
+    # Each out[i] depends on the i - start + 1 elements of its segment up to i, all but its own
+    # passed on through shared memory by other threads: (m - 1) / 2 on average over a block of
+    # m elements (the last block has (n - 1) % BLOCK_SIZE + 1). The deepest chain of additions is
+    # log2(BLOCK_SIZE) long (Blelloch's about twice that; a serial scan BLOCK_SIZE - 1).
     use=Use(
+        shared_inputs_per_output=lambda p: ((p["n"] - 1) % p["BLOCK_SIZE"]) / 2,
         reads_by_one_thread=lambda p: 2 * (p["BLOCK_SIZE"].bit_length() - 1) + 1,
         thread_reads_factor=4.0,
+        steps_per_output=lambda p: p["BLOCK_SIZE"].bit_length() - 1,
         ordering_barriers=2,
     ),
 )

@@ -88,14 +88,18 @@ CONCEPT = Concept(
     summary="a tree reduction, active threads contiguous",
     min_shared_bytes=4 * 64,  # a block's worth of float32 at the smallest legal BLOCK_SIZE
     min_barriers=2,
-    # The instructor's tree: every partial sum adds BLOCK_SIZE - 1 values other threads wrote;
-    # thread 0 reads two values in each of the log2(BLOCK_SIZE) steps and one at the end (a
-    # serial sum in one thread reads the whole block; 16 threads summing 16 values each, then
-    # one thread their 16 sums, read 32 at BLOCK_SIZE 256).
+    # The instructor's tree: every partial sum depends on its segment's elements, all but the
+    # one thread 0 loaded passed on through shared memory by other threads (the last, partial
+    # block has (n - 1) % BLOCK_SIZE + 1 of them; a sum that adds two elements while it loads
+    # keeps all but two); the deepest chain of additions is log2(BLOCK_SIZE) long, a serial sum's
+    # BLOCK_SIZE - 1, whether it reads shared or global memory. Thread 0 reads two values in each
+    # step and one at the end (a serial sum in one thread reads the whole block; 16 threads
+    # summing 16 values each, then one thread their 16 sums, read 32 at BLOCK_SIZE 256).
     use=Use(
-        shared_reads_per_output=lambda p: p["BLOCK_SIZE"] - 1,
+        shared_inputs_per_output=lambda p: (p["n"] - 1) % p["BLOCK_SIZE"],
         reads_by_one_thread=lambda p: 2 * (p["BLOCK_SIZE"].bit_length() - 1) + 1,
         thread_reads_factor=1.5,
+        steps_per_output=lambda p: p["BLOCK_SIZE"].bit_length() - 1,
         ordering_barriers=2,
     ),
 )

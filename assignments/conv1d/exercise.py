@@ -89,6 +89,16 @@ def reference(inputs, params):
     return {"y": np.correlate(padded, mask, mode="valid")}
 
 
+def _block_loads(p: dict, block: tuple) -> float:
+    """The elements of x block ``block`` loads once: its own and a halo on each side, those
+    inside [0, n) (a last block of one output loads its halo too). The instructor's halo is
+    w // 2; this is the widest, MAX_MASK_WIDTH // 2, which a tile of a fixed size loads whatever
+    the mask (no reuse is lost: a narrower mask reads fewer of them)."""
+    start = block[0] * p["BLOCK_SIZE"]
+    half = p["MAX_MASK_WIDTH"] // 2
+    return max(0, min(p["n"], start + p["BLOCK_SIZE"] + half) - max(0, start - half))
+
+
 CONCEPT = Concept(
     description=(
         "input tile and halo in shared memory: each block loads its BLOCK_SIZE elements and the "
@@ -100,11 +110,14 @@ CONCEPT = Concept(
     min_shared_bytes=4 * (32 + 15 - 1),  # the tile at the smallest legal BLOCK_SIZE
     min_barriers=1,
     # The instructor's kernel loads each block's BLOCK_SIZE + w - 1 elements of x once, and
-    # each output reads w tile elements, all but about one loaded by other threads.
+    # each output depends on its w tile elements, all but at most one loaded by other threads;
+    # next to x's ends the ghost cells (zeros) depend on nothing, so the fewest, at an output
+    # next to an end, is min(n, w // 2 + 1) - 1.
     use=Use(
         tiled=("x",),
         loads_per_output=lambda p: (p["BLOCK_SIZE"] + p["w"] - 1) / p["BLOCK_SIZE"],
-        shared_reads_per_output=lambda p: p["w"] - 1,
+        block_loads=_block_loads,
+        shared_inputs_per_output=lambda p: min(p["n"], p["w"] // 2 + 1) - 1,
         ordering_barriers=1,
         how="load the tile and its halo into shared memory once and compute every sum from it",
     ),

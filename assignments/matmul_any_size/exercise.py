@@ -71,7 +71,7 @@ EXERCISE = Exercise(
     inputs=inputs,
     outputs=outputs,
     reference=matmul_reference,
-    concept=tiling_concept("n"),
+    concept=tiling_concept("n", rows="m", cols="k"),
     timing=Timing(params={"m": 2000, "n": 2100, "k": 1900}, points=25.0,
                   work=lambda p: (2.0 * p["m"] * p["n"] * p["k"] / 1e9, "GFLOP/s")),
     # Every graded case is also run instrumented: its last block (partial in both dimensions),

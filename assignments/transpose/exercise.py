@@ -75,6 +75,15 @@ def reference(inputs, params):
     return {"B": inputs["A"].T}
 
 
+def through_tile(p: dict) -> float:
+    """The fraction of B's elements the instructor's kernel stores from a tile element another
+    thread loaded, in the grid's last tile (partial in both dimensions, the fewest): all but the
+    diagonal's, min(r, c) of its r x c elements."""
+    r = (p["rows"] - 1) % p["TILE_DIM"] + 1
+    c = (p["cols"] - 1) % p["TILE_DIM"] + 1
+    return 1 - min(r, c) / (r * c)
+
+
 CONCEPT = Concept(
     description=(
         "shared-memory tile: the kernel stages a 32 x 32 tile in a shared array, with a barrier "
@@ -85,13 +94,13 @@ CONCEPT = Concept(
     min_shared_bytes=4 * 32 * 32,
     min_barriers=1,
     # The instructor's kernel loads each element of A once and stores B from the tile: every
-    # element but the diagonal's (1 / TILE_DIM of them) was loaded by another thread.
+    # element but the tile's diagonal was loaded by another thread (``through_tile``).
     use=Use(
         tiled=("A",),
         loads_per_output=lambda p: 1.0,
-        shared_reads_per_output=lambda p: 1 - 1 / p["TILE_DIM"],
+        shared_inputs_per_output=through_tile,
         ordering_barriers=1,
-        outputs_from_shared=True,
+        outputs_from_shared=through_tile,
         how="load each element of A once into the tile and store B from the tile",
     ),
 )

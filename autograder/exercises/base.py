@@ -49,35 +49,68 @@ class Use:
     """What the instrumented runs (:class:`Diagnose`) must show of shared memory's use, not just
     its presence, compared with the instructor's kernel at the same case and constants.
 
-    Each ``*_per_output`` / ``reads_by_one_thread`` function takes the Diagnose case's
-    parameters with the submission's constants added (``{"width": 40, "TILE_WIDTH": 16}``) and
-    returns the instructor's count there (None: not judged); a test checks every solution meets
-    the bounds with margin. The grader judges the counts the child reports; the child never
-    sees them.
+    Each ``*_per_output`` / ``reads_by_one_thread`` function takes a graded case's parameters
+    with the submission's constants added (``{"width": 33, "TILE_WIDTH": 16}``) and returns the
+    instructor's count there (None: not judged); the bounds are judged at every graded case's
+    instrumented run, and a test checks every solution meets them with margin at every graded
+    size. The grader judges the counts the child reports; the child never sees them.
 
-    - ``loads_per_output``: global loads of the arrays ``tiled`` per output element written; the
-      submission may make at most ``load_factor`` times as many (a tiled kernel reuses);
-    - ``shared_reads_per_output``: shared-memory reads of a value another thread of the block
-      wrote, per output element; at least ``read_fraction`` of it (the tile feeds the sums);
+    The bounds are one-sided so that doing the work with less traffic than the instructor's
+    kernel never fails them: traffic (global loads, one thread's shared reads) and serial work
+    have upper bounds; what must reach a lower bound is the data flow (``taint``), which does not
+    shrink when the traffic does.
+
+    - ``loads_per_output``: reads of global memory of the arrays ``tiled`` per output element
+      written, whatever makes them (plain loads, atomics of any kind, methods reading the array);
+      the submission may make at most ``load_factor`` times as many (a tiled kernel reuses);
+    - ``block_loads``: ``(params, block index) -> loads``, the instructor's loads of ``tiled`` in
+      one block of the case's grid; when given, loads are judged block by block instead, each
+      block run at most ``load_factor`` times it (the instrumented runs sample edge blocks,
+      whose loads serve few outputs: a matmul's corner block loads a row of A and a column of
+      B for one element of C, as many per output as a naive kernel);
+    - ``shared_inputs_per_output``: input elements each output's value depends on that reached
+      it through shared memory written by *another* thread of its block (each counted once, the
+      data followed through arithmetic, registers, shared and local arrays:
+      :mod:`autograder.instrument.taint`), on average over the outputs written; at least
+      ``read_fraction`` of it. Give the instructor's count at the case's block with the fewest
+      (a partial last block, a corner tile, a row's end): the runs sample edge blocks. It does
+      not fall with traffic: a block sum that adds two elements while it loads halves its shared
+      reads and keeps its 255 inputs of 256 through other threads. ``shared_reads_per_output`` is
+      its former name (it counted cross-thread shared reads, a lower bound on traffic) and is
+      read as this one;
     - ``reads_by_one_thread``: the most shared reads one thread makes in a block; at most
       ``thread_reads_factor`` times it (a tree, not a serial loop in one thread);
+    - ``steps_per_output``: the longest chain of operations, each combining two values computed
+      from loaded inputs, behind any output (a tree sum of n values log2(n) deep, a serial sum
+      n - 1, whether it reads shared or global memory); at most ``steps_factor`` times it;
     - ``ordering_barriers``: ``cuda.syncthreads()`` lines that separate a thread's shared write
       from another thread's read of it (or a read from another thread's later write);
-    - ``outputs_from_shared``: at least half of the output elements are stored with a value the
-      storing thread read from shared memory;
+    - ``outputs_from_shared``: the output elements whose every input reached them through shared
+      memory written by another thread (a transpose stores B from the tile another thread
+      loaded, not from its own load or its own slot): True, at least half of them; or a function
+      of the case giving the instructor's fraction (as ``shared_inputs_per_output``), at least
+      half of that;
     - ``how``: what to do instead, ending the loads' and reads' messages.
     """
 
     tiled: tuple[str, ...] = ()
     loads_per_output: Callable[[dict], float] | None = None
-    shared_reads_per_output: Callable[[dict], float] | None = None
+    block_loads: Callable[[dict, tuple], float] | None = None
+    shared_inputs_per_output: Callable[[dict], float] | None = None
     reads_by_one_thread: Callable[[dict], float] | None = None
+    steps_per_output: Callable[[dict], float] | None = None
     ordering_barriers: int = 0
-    outputs_from_shared: bool = False
+    outputs_from_shared: bool | Callable[[dict], float] = False
     how: str = ""
     load_factor: float = 1.5
     read_fraction: float = 0.5
     thread_reads_factor: float = 2.0
+    steps_factor: float = 3.0
+    shared_reads_per_output: Callable[[dict], float] | None = None
+
+    def __post_init__(self):
+        if self.shared_inputs_per_output is None and self.shared_reads_per_output is not None:
+            object.__setattr__(self, "shared_inputs_per_output", self.shared_reads_per_output)
 
 
 @dataclass(frozen=True)

@@ -6,20 +6,33 @@ One launch runs on the simulator's kernel API with hooks in place, and comes bac
 - ``divergent_barriers``: barrier episodes that not every live thread of the block reaches from
   the same ``cuda.syncthreads()`` line (a barrier inside ``if tid < stride:``, an early
   ``return`` before a barrier, a barrier in each arm of an ``if``);
-- ``races``: shared-memory RAW / WAR / WAW hazards between two barriers, with the array, both
-  lines and both threads;
+- ``races``: RAW / WAR / WAW hazards, with the array, the element, both lines and both threads:
+  in shared memory between two barriers (``"space": "shared"``), and in global memory
+  (``"space": "global"``) between two threads of a block with no barrier between them
+  (``"scope": "block"``) or between two blocks with no fence protocol ordering them
+  (``"scope": "grid"``: ``cuda.threadfence()`` then an atomic in one, an atomic then
+  ``cuda.threadfence()`` in the other; see ``races``); the simulator's serial order makes
+  neither kind right;
+- ``uninitialized_reads``: shared reads (or atomics) of an element no thread of the block wrote
+  in the launch, one entry per array and line: ``{"array", "index", "line", "thread",
+  "block", "access", "count"}`` (a halo never loaded: the value is whatever was there);
 - ``bank_conflicts``: shared-memory lines whose warp accesses hit one bank several times
   (``max_ways`` 32 for a 32x32 float32 tile read along a column);
 - ``divergent_branches``: warp branches whose lanes went both ways (``total``, ``by_line``);
 - ``global_loads`` and ``global_loads_per_output`` (2n for a naive matmul, 2n / TILE_WIDTH
-  tiled); ``global_loads["coalescing"]``: per line and array, the warp load requests, the
+  tiled): every read of global memory, by a plain load, an atomic of any kind or an array
+  method; ``global_loads["blocks"]``: each block's loads per array and outputs;
+  ``global_loads["coalescing"]``: per line and array, the warp load requests, the
   distinct 32-byte sectors they touched (``sectors``; 4 per request for 32 consecutive float32,
   32 down a column), the fewest that hold their elements (``ideal_sectors``) and the 128-byte
   lines (``lines_128``), see ``loads``; ``global_stores["coalescing"]``: the same for plain
   global stores (a transpose writing its output down a column: 32 sectors per request);
 - ``shared_use``: per shared array, reads, writes and reads of a value another thread wrote; the
   most shared reads by one thread in a block; per ``cuda.syncthreads()`` line, the cross-thread
-  dependences it was the first to separate; global elements stored from a shared read (see
+  dependences it was the first to separate; from the data flow of every output element
+  (``taint``: each value carries the input elements it depends on, and whether they reached it
+  through shared memory written by another thread of the block), the inputs that came that
+  way, the outputs wholly made of them, and the longest chain of combining operations (see
   ``dataflow``).
 - ``out_of_bounds``: the first element access, global or shared, whose index lies outside the
   array's shape in some dimension (negative indices included: NumPy and Numba wrap them), as
@@ -28,7 +41,8 @@ One launch runs on the simulator's kernel API with hooks in place, and comes bac
   the values read.
 
 The same kernel gives the same report every run: the lanes run one at a time in a fixed order
-(``scheduler``), and hazards are found from the set of accesses, not from values.
+(``scheduler``), and hazards are found from the set of accesses (and, across blocks, the fences
+and atomics between them), not from values.
 
 Calling it from the child (``autograder/harness.py``), after ``resolve`` gave ``kernel``::
 
@@ -74,8 +88,10 @@ Limits: shared and global arrays only (local arrays, constant memory and registe
 seen); a warp instruction is the k-th execution of one instruction by each lane within a
 barrier interval, so lanes whose paths differ are lined up approximately; banks are 4 bytes
 (8-byte elements count two words, against an ideal of two); ``and``/``or`` short-circuits are
-not counted as branches; hazards are looked for in shared memory only (not global); the
-simulator's own limits hold (one ``cuda.shared.array`` per source line, no warp primitives).
+not counted as branches; hazards between blocks are found among the blocks that ran
+(``max_blocks``) only; the data flow does not follow comparisons, ``float()``/``int()`` or
+functions other than ``math``'s (``taint``); the simulator's own limits hold (one
+``cuda.shared.array`` per source line, no warp primitives).
 """
 
 from .launch import instrumented_launch

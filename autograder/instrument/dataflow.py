@@ -12,8 +12,16 @@ threads that read it since. From that, over the blocks run:
   different threads to one element (a write then a read, a read then a write, two writes) that
   this barrier was the first to separate. A barrier that separates none orders nothing the data
   flow needs (both barriers at the kernel's start, a barrier around a scratch variable);
-- ``stores_from_shared``: distinct global elements stored with the value of the storing thread's
-  latest shared read (a transpose writes its output from the tile, not from the input).
+- from the data flow (``taint``), per output element (a global element the kernel stored):
+  ``outputs_traced`` (how many), ``shared_inputs``: over them, the sum of the distinct input
+  elements each one's value depends on that reached it through shared memory written by
+  *another* thread of its block (a tiled matmul: each C element depends on 2n inputs, all but
+  the few its own thread loaded; a tree sum: all but the storing thread's own); that count
+  does not grow with the traffic (a sum that adds two elements while it loads reaches the same
+  inputs with half the shared reads); ``outputs_from_shared``: outputs whose every input came
+  that way (a transpose stores B from the tile written by another thread, not from its own
+  load or its own slot); ``max_output_steps``: the longest chain of operations combining two
+  loaded values behind any output (a tree sum of n values log2(n), a serial sum n - 1).
 
 Atomics count as a read and a write. Shared accesses inside one interval by different threads
 are races (``races``), not dependences.
@@ -32,6 +40,10 @@ class SharedUse(Analysis):
         self._arrays = {}       # array id -> [reads, writes, cross-thread reads]
         self._ordering = {}     # barrier loc -> dependences it was the first to separate
         self._max_reads = 0
+        self._outputs = 0
+        self._shared_inputs = 0
+        self._from_shared = 0
+        self._max_steps = 0
         self._block()
 
     def _block(self):
@@ -90,6 +102,14 @@ class SharedUse(Analysis):
         self._k += 1
 
     def block_end(self, rec):
+        for d, c, h in rec.outputs.values():
+            self._outputs += 1
+            if c:
+                self._shared_inputs += c.bit_count()
+                if not d & ~c:
+                    self._from_shared += 1
+            if h > self._max_steps:
+                self._max_steps = h
         if self._reads:
             self._max_reads = max(self._max_reads, max(self._reads.values()))
         for k, n in self._credits.items():
@@ -109,4 +129,7 @@ class SharedUse(Analysis):
                 "ordering_barriers": [{**rec.where(loc), "dependences": n}
                                       for loc, n in sorted(self._ordering.items())
                                       if loc is not None],
-                "stores_from_shared": len(rec.stores_from_shared)}
+                "outputs_traced": self._outputs,
+                "shared_inputs": self._shared_inputs,
+                "outputs_from_shared": self._from_shared,
+                "max_output_steps": self._max_steps}

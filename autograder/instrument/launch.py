@@ -14,12 +14,13 @@ from .barriers import DivergentBarriers
 from .dataflow import SharedUse
 from .divergence import DivergentBranches
 from .loads import GlobalLoads, GlobalStores
-from .memory import Atomics, SharedMemory, global_proxy
+from . import taint
+from .memory import Atomics, Local, SharedMemory, fence_hooks, global_proxy
 from .proxies import OutOfBounds
-from .races import SharedRaces
+from .races import GlobalRaces, SharedRaces
 from .rewrite import instrumented, swapped_device_functions
 from .scheduler import BlockRunner, KernelFailure
-from .trace import Recorder
+from .trace import ACCESS_NAMES, Recorder
 
 REPORT_VERSION = 1
 
@@ -53,6 +54,8 @@ def _module(grid_dim, block_dim, dynshared, rec):
     module = FakeCUDAModule(grid_dim, block_dim, dynshared)
     module._shared = SharedMemory(rec, dynshared)
     module._atomic = Atomics()
+    module._local = Local(rec)
+    module.threadfence, module.threadfence_system = fence_hooks(rec)
     return module
 
 
@@ -102,6 +105,25 @@ def _error(rec, failure: KernelFailure) -> dict:
     return error
 
 
+def _unwritten(rec) -> list[dict]:
+    """The shared reads of elements no thread of their block wrote in this launch, one entry
+    per array and line: ``{"array", "index", "line", "thread", "block", "access", "count"}``
+    (the first such read's element, thread and block)."""
+    found = {}
+    for (array, site), (count, (tid, block, addr, kind)) in rec.unwritten.items():
+        info = rec.arrays[array]
+        loc = rec.site_loc(site)
+        entry = found.get((array, loc))
+        if entry is None:
+            found[(array, loc)] = {"array": info.name, "index": info.index_of(addr),
+                                   **rec.where(loc), "thread": rec.thread_index(tid),
+                                   "block": [int(b) for b in block],
+                                   "access": ACCESS_NAMES[kind], "count": count}
+        else:
+            entry["count"] += count
+    return sorted(found.values(), key=lambda e: (e.get("file", ""), e["line"], e["array"]))
+
+
 def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None = None,
                         dynshared: int = 0, blocks: list | None = None) -> dict:
     """Launch ``kernel[griddim, blockdim](*args)`` on the simulator, instrumented; see the
@@ -114,7 +136,8 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     grid_dim, block_dim = normalize_kernel_dimensions(griddim, blockdim)
     py_func = getattr(kernel, "py_func", kernel)
     code = py_func.__code__
-    analyses = [DivergentBarriers(), SharedRaces(), BankConflicts(), DivergentBranches(),
+    races = GlobalRaces()
+    analyses = [DivergentBarriers(), SharedRaces(), races, BankConflicts(), DivergentBranches(),
                 GlobalLoads(), GlobalStores(), SharedUse()]
     rec = Recorder(code.co_filename, block_dim, analyses)
     fn = instrumented(py_func, rec)
@@ -131,7 +154,8 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     gc.disable()   # the logs are many small tuples and no cycles: collections only cost time
     try:
         with _push_kernel_context(module), swapped_cuda_module(fn, module), \
-                swapped_device_functions(py_func, rec):
+                swapped_device_functions(py_func, rec) as devices, \
+                taint.swapped_math([fn, *devices]), taint.recording(rec):
             kargs = _kernel_args(args, code.co_varnames[:code.co_argcount], rec, writebacks)
             runner = BlockRunner(fn, block_dim, rec)
             try:
@@ -162,7 +186,10 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
         "out_of_bounds": rec.out_of_bounds[:1],
     }
     for a in analyses:
-        report[a.key] = a.result(rec)
+        if a is not races:
+            report[a.key] = a.result(rec)
+    report["races"] = report["races"] + races.result(rec)   # shared, then global
+    report["uninitialized_reads"] = _unwritten(rec)
     report["global_loads_per_output"] = report["global_loads"]["per_output"]
     if fn is py_func:
         report["divergent_branches"] = None

@@ -1,5 +1,6 @@
 """Where the proxies come from: shared arrays (``cuda.shared.array``), the global arrays handed
-to the kernel as arguments, and atomics on either.
+to the kernel as arguments, and atomics on either; local arrays (``cuda.local.array``) that
+keep the taint of what is stored in them (``taint``), and device-wide fences.
 
 Shared arrays live in one flat, made-up shared address space (each allocation 16-byte aligned
 after the previous one), so a byte address identifies an element for races and gives its bank.
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .proxies import ArrayProxy, make_proxy
+from .taint import tainted
+from .trace import FENCE
 
 _getframe = sys._getframe
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*[\w.]*shared\.array\b")
@@ -109,7 +112,9 @@ def global_proxy(rec, fake_array, name: str) -> ArrayProxy:
 
 class Atomics:
     """Stands in for ``FakeCUDAAtomic``: an atomic on a proxy is recorded as one atomic access
-    (atomics do not race with each other) and performed on the raw array."""
+    (atomics do not race with each other; on a global array it is a load, and a store when it
+    changed the element) and performed on the raw array; the old value it returns is a read of
+    the element (``taint``)."""
 
     def __init__(self):
         from numba.cuda.simulator.kernelapi import FakeCUDAAtomic
@@ -121,14 +126,91 @@ class Atomics:
 
         def atomic(array, *args):
             if isinstance(array, ArrayProxy):
-                idx = (0,) * array._a.ndim if name == "compare_and_swap" else args[0]
+                raw = array._a
+                idx = (0,) * raw.ndim if name == "compare_and_swap" else args[0]
                 if name != "compare_and_swap":
                     idx = array.check_atomic(idx)
                     args = (idx, *args[1:])
-                result = op(array._a, *args)
-                array.record_atomic(idx, _getframe(1))
-                return result
+                before = raw[idx]
+                result = op(raw, *args)
+                after = raw[idx]
+                try:
+                    changed = not (bool(before == after) or (before != before and after != after))
+                except (TypeError, ValueError):
+                    changed = True
+                return array.record_atomic(idx, _getframe(1), result, changed, args[-1])
             return op(array, *args)
 
         setattr(self, name, atomic)
         return atomic
+
+
+class LocalArray:
+    """A ``cuda.local.array``: a NumPy array whose elements keep the taint of the values stored
+    in them (a plain array would drop it: a register tile of partial sums). Element access
+    only; anything else is the array's."""
+
+    __slots__ = ("_a", "_t", "_rec")
+
+    def __init__(self, ary: np.ndarray, rec):
+        self._a = ary
+        self._t = {}
+        self._rec = rec
+
+    def _key(self, idx):
+        t = idx if type(idx) is tuple else (idx,)
+        try:
+            return tuple(int(i) % n for i, n in zip(t, self._a.shape)) \
+                if len(t) == self._a.ndim else None
+        except TypeError:   # a slice, an index array
+            return None
+
+    def __getitem__(self, idx):
+        value = self._a[idx]
+        if type(value) is np.ndarray:
+            return value
+        t = self._t.get(self._key(idx))
+        return value if t is None else tainted(value, *t)
+
+    def __setitem__(self, idx, value):
+        self._a[idx] = value
+        key = self._key(idx)
+        if key is None:
+            self._t.clear()
+            return
+        t = self._rec.taint_of(value)
+        if t is None:
+            self._t.pop(key, None)
+        else:
+            self._t[key] = t
+
+    def __len__(self):
+        return len(self._a)
+
+    def __getattr__(self, name):
+        return getattr(self._a, name)
+
+
+class Local:
+    """Stands in for ``FakeCUDALocal``: the same arrays, as :class:`LocalArray`."""
+
+    def __init__(self, rec):
+        from numba.cuda.simulator.kernelapi import FakeCUDALocal
+
+        self._orig = FakeCUDALocal()
+        self._rec = rec
+
+    def array(self, shape, dtype, alignment=None):
+        return LocalArray(self._orig.array(shape, dtype, alignment), self._rec)
+
+
+def fence_hooks(rec):
+    """``cuda.threadfence`` and ``cuda.threadfence_system`` for the launch: each records a
+    device-wide fence in the global log (``races`` orders accesses of different blocks by
+    fences and atomics). ``threadfence_block`` orders nothing across blocks: left as it is."""
+
+    def threadfence():
+        frame = _getframe(1)
+        rec.global_log.append((rec.tid, rec.site(frame), -1, 0, FENCE))
+
+    return threadfence, threadfence

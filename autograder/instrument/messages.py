@@ -1,8 +1,8 @@
 """Short student-facing messages from an instrumented-run report.
 
 Each message is a dict: ``concept`` (barrier, race, bank_conflict, divergence, global_loads,
-error), ``severity`` (error, warning, info), ``line`` and ``file`` (the first location involved,
-to map to a notebook cell; None for a message about no line), ``locations`` (all of them, as
+uninitialized, error), ``severity`` (error, warning, info), ``line`` and ``file`` (the first
+location involved, to map to a notebook cell; None for a message about no line), ``locations`` (all of them, as
 ``{"file", "line"}``) and ``text``. ``where(file, line)`` renders a location in the text; the
 default writes "line N", with the file's name for a file other than the kernel's.
 """
@@ -80,9 +80,10 @@ def _races(report, where, file):
     grouped = {}
     for r in report.get("races") or []:
         pair = tuple(sorted((r["first"]["line"], r["second"]["line"])))
-        grouped.setdefault((r["array"], pair), []).append(r)
+        grouped.setdefault((r["array"], pair, r.get("space", "shared"), r.get("scope", "block")),
+                           []).append(r)
     out = []
-    for (array, _), races in grouped.items():
+    for (array, _, space, scope), races in grouped.items():
         r = races[0]
         a, b = r["first"], r["second"]
         fa, fb = a.get("file", file), b.get("file", file)
@@ -90,15 +91,40 @@ def _races(report, where, file):
         kinds = "/".join(sorted({_HAZARD[x["kind"]] for x in races}))
         atomic = (", or update the element with cuda.atomic"
                   if any(x["kind"] == "WAW" for x in races) else "")
-        text = (f"{where(fb, b['line'])}: race on shared array {array}: "
-                f"{_thread(b['thread'], report['blockdim'])} {verb[b['access']]} "
+        who_b = _thread(b["thread"], report["blockdim"])
+        who_a = _thread(a["thread"], report["blockdim"])
+        if scope == "grid":
+            who_b += f" of block {tuple(b.get('block', ()))}"
+            who_a += f" of block {tuple(a.get('block', ()))}"
+            between = ("in another block, with no fence protocol between them (blocks run in "
+                       "any order)")
+            fix = ("Let each element be written by one block only, or order the blocks: "
+                   "cuda.threadfence() then an atomic in the block that goes first, an atomic "
+                   "then cuda.threadfence() in the one that waits for it")
+        else:
+            between = "with no cuda.syncthreads() in between"
+            fix = f"Put a cuda.syncthreads() between them{atomic}"
+        text = (f"{where(fb, b['line'])}: race on {space} array {array}: "
+                f"{who_b} {verb[b['access']]} "
                 f"{_element(array, r['index'])} at {where(fb, b['line'])} while "
-                f"{_thread(a['thread'], report['blockdim'])} {verb[a['access']]} it at "
-                f"{where(fa, a['line'])}, with no cuda.syncthreads() in between ({kinds}, "
-                f"{_times(sum(x['count'] for x in races))}). Put a cuda.syncthreads() between "
-                f"them{atomic}.")
+                f"{who_a} {verb[a['access']]} it at "
+                f"{where(fa, a['line'])}, {between} ({kinds}, "
+                f"{_times(sum(x['count'] for x in races))}). {fix}.")
         out.append(_msg("race", "error", [{"line": b["line"], "file": fb},
                                           {"line": a["line"], "file": fa}], text))
+    return out
+
+
+def _uninitialized(report, where, file):
+    out = []
+    for e in report.get("uninitialized_reads") or []:
+        f = e.get("file", file)
+        text = (f"{where(f, e['line'])}: {_thread(e['thread'], report['blockdim'])} of block "
+                f"{tuple(e['block'])} reads {_element(e['array'], e['index'])}, which no thread "
+                f"of its block wrote ({_times(e['count'], 'read')} at this line): its value is "
+                f"whatever the memory held. Write every shared element a thread reads (a "
+                f"halo, a partial tile's padding) before the barrier that precedes the read.")
+        out.append(_msg("uninitialized", "error", [{"line": e["line"], "file": f}], text))
     return out
 
 
@@ -160,6 +186,7 @@ def messages(report: dict, where=None, max_loads_per_output: float | None = None
         out.append(_msg("error", "error", [loc] if loc else [], text))
     out += _barriers(report, where, file)
     out += _races(report, where, file)
+    out += _uninitialized(report, where, file)
     out += _banks(report, where, file)
     out += _divergence(report, where, file, min_divergent_fraction)
     out += _loads(report, max_loads_per_output)

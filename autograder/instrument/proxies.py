@@ -8,9 +8,16 @@ both cost more than the rest of the access.
 ``Recorder.site_loc`` turns sites into lines later, once per distinct site.
 
 Shared proxies append ``(tid, site, array id, byte address, kind)`` to the recorder's log;
-global proxies append each load as ``(tid, site, array id, byte offset)`` to the recorder's
-``global_log`` (counted per site and coalesced per warp request by ``loads``) and remember which
-elements were stored.
+global proxies append each load, store and atomic as ``(tid, site, array id, byte offset,
+kind)`` to the recorder's ``global_log`` (counted per site and coalesced per warp request by
+``loads``, raced by ``races``) and remember which elements were stored. A method of the array
+that reads it (``A.sum()``, ``A.copy()``, NumPy reading it through ``__array__``) counts as a
+read of every element.
+
+Values read come back tainted (``taint``): a global element's bit, or the taint of the value a
+thread of the block wrote there; each shared element remembers the taint of the value written
+and its writer, and a read of an element no thread of the block wrote in this launch is
+recorded (``Recorder.record_unwritten``).
 
 Every element index is checked against the array's logical shape before the access, one
 dimension at a time and negative indices included (NumPy and Numba wrap ``x[-1]`` to the last
@@ -29,7 +36,8 @@ import sys
 
 import numpy as np
 
-from .trace import ATOMIC, READ, SITE, WRITE
+from .taint import tainted
+from .trace import ARRAYS, ATOMIC, READ, SAME, SITE, WRITE
 
 _getframe = sys._getframe
 _index = operator.index
@@ -154,17 +162,21 @@ class ArrayProxy:
         delta = sub.__array_interface__["data"][0] - self._a.__array_interface__["data"][0]
         return make_proxy(self._space, sub, self._id, self._base + delta, self._rec)
 
-    def _write_many(self, idx, frame) -> None:   # a slice, a row, fancy indexing
+    def _write_many(self, idx, value, frame) -> None:   # a slice, a row, fancy indexing
         for o in self._offsets(idx):
-            self._record(int(o), WRITE, frame)
+            self._store(int(o), value, frame)
+
+    def _read_all(self, frame) -> None:
+        """Every element read at once (a method such as ``A.sum()``, NumPy's ``__array__``)."""
+        for o in self._offsets(Ellipsis):
+            self._record(int(o), READ, frame)
 
     def __getitem__(self, idx):
         idx = self._check(idx, READ)
         value = self._a[idx]
         if type(value) is _ndarray:   # a view (a[row]): no memory access yet
             return self._view(value)
-        self._record(self._offset(idx), READ, _getframe(1))
-        return value
+        return self._load(self._offset(idx), value, _getframe(1))
 
     def __setitem__(self, idx, value):
         idx = self._check(idx, WRITE)
@@ -172,24 +184,31 @@ class ArrayProxy:
         try:
             off = self._offset(idx)
         except TypeError:
-            return self._write_many(idx, _getframe(1))
-        self._record(off, WRITE, _getframe(1))
+            return self._write_many(idx, value, _getframe(1))
+        self._store(off, value, _getframe(1))
 
     def check_atomic(self, idx):
         """``idx`` in bounds (literal negatives wrapped), or :class:`OutOfBounds`."""
         return self._check(idx, ATOMIC)
-
-    def record_atomic(self, idx, frame) -> None:
-        self._record(self._offset(idx), ATOMIC, frame)
 
     def __len__(self):
         return len(self._a)
 
     def __getattr__(self, name):
         value = getattr(self._meta, name)
+        if name.startswith("__array"):   # NumPy reading the whole array
+            self._read_all(_caller(_getframe(1)))
+            return value
         if callable(value) and not isinstance(value, type):
-            # A.reshape(...), A.ravel(): a view they return is A, its accesses A's
-            return lambda *args, **kwargs: self._alias(value(*args, **kwargs))
+            # A.reshape(...), A.ravel(): a view they return is A, its accesses A's; any other
+            # result (A.sum(), A.copy(), A.item(i)) was computed from A's elements
+            def method(*args, **kwargs):
+                out = value(*args, **kwargs)
+                aliased = self._alias(out)
+                if aliased is out:
+                    self._read_all(_caller(_getframe(1)))
+                return aliased
+            return method
         return self._alias(value)   # A.T
 
     def _alias(self, value):
@@ -224,9 +243,8 @@ class _Fast1D(ArrayProxy):
             if not inside:
                 idx = self._out_of_bounds(idx, READ)
             value = self._a[idx]
-            off = self._base + idx * self._strides[0]
-        self._record(off, READ, _getframe(1))
-        return value
+            off = self._base + _index(idx) * self._strides[0]
+        return self._load(off, value, _getframe(1))
 
     def __setitem__(self, idx, value):
         try:
@@ -237,13 +255,13 @@ class _Fast1D(ArrayProxy):
             try:
                 off = self._offset(idx)
             except TypeError:
-                return self._write_many(idx, _getframe(1))
+                return self._write_many(idx, value, _getframe(1))
         else:
             if not inside:
                 idx = self._out_of_bounds(idx, WRITE)
             self._a[idx] = value
-            off = self._base + idx * self._strides[0]
-        self._record(off, WRITE, _getframe(1))
+            off = self._base + _index(idx) * self._strides[0]
+        self._store(off, value, _getframe(1))
 
 
 class _Fast2D(ArrayProxy):
@@ -259,14 +277,12 @@ class _Fast2D(ArrayProxy):
             value = self._a[idx]
             if type(value) is _ndarray:
                 return self._view(value)
-            self._record(self._offset(idx), READ, _getframe(1))
-            return value
+            return self._load(self._offset(idx), value, _getframe(1))
         if not inside:
             i, j = idx = self._out_of_bounds(idx, READ)
         value = self._a[idx]
         s0, s1 = self._strides
-        self._record(self._base + i * s0 + j * s1, READ, _getframe(1))
-        return value
+        return self._load(self._base + _index(i) * s0 + _index(j) * s1, value, _getframe(1))
 
     def __setitem__(self, idx, value):
         try:
@@ -276,16 +292,21 @@ class _Fast2D(ArrayProxy):
         except (TypeError, ValueError):
             idx = self._check(idx, WRITE)
             self._a[idx] = value
-            return self._write_many(idx, _getframe(1))
+            try:
+                off = self._offset(idx)
+            except TypeError:
+                return self._write_many(idx, value, _getframe(1))
+            return self._store(off, value, _getframe(1))
         if not inside:
             i, j = idx = self._out_of_bounds(idx, WRITE)
         self._a[idx] = value
         s0, s1 = self._strides
-        self._record(self._base + i * s0 + j * s1, WRITE, _getframe(1))
+        self._store(self._base + _index(i) * s0 + _index(j) * s1, value, _getframe(1))
 
 
 class _SharedRecord:
-    """Appends (tid, site, array id, byte address, kind) to the interval log."""
+    """Appends (tid, site, array id, byte address, kind) to the interval log; keeps each
+    element's taint and writer (``Recorder.shared_taint``)."""
     __slots__ = ()
     _space = "shared"
 
@@ -294,16 +315,58 @@ class _SharedRecord:
         return rec.shared_log.append   # the log is cleared in place, never replaced
 
     def _record(self, off, kind, f):
+        self._sink((self._rec.tid, self._site(f), self._id, off, kind))
+
+    def _load(self, off, value, f):
         rec = self._rec
-        self._sink((rec.tid, self._site(f), self._id, off, kind))
-        if kind == READ:
-            rec.last_shared_read = (rec.tid, self._a, off - self._base)
+        tid = rec.tid
+        site = self._site(f)
+        self._sink((tid, site, self._id, off, READ))
+        t = rec.shared_taint.get(off)
+        if t is None:
+            rec.record_unwritten(self._id, site, off, READ)
+            return value
+        d, c, h, w = t
+        if w != tid:   # written by another thread of the block: what it carries crossed
+            return tainted(value, 0, c | d, h)
+        return tainted(value, d, c, h)
+
+    def _store(self, off, value, f):
+        rec = self._rec
+        tid = rec.tid
+        self._sink((tid, self._site(f), self._id, off, WRITE))
+        t = rec.taint_of(value)
+        rec.shared_taint[off] = (t[0], t[1], t[2], tid) if t else (0, 0, 0, tid)
+
+    def record_atomic(self, idx, frame, result, changed, value):
+        """An atomic on element ``idx`` (a read and a write); returns ``result`` (the old
+        value) as a read of it."""
+        rec = self._rec
+        tid = rec.tid
+        off = self._offset(idx)
+        site = self._site(frame)
+        self._sink((tid, site, self._id, off, ATOMIC))
+        t = rec.shared_taint.get(off)
+        if t is None:
+            rec.record_unwritten(self._id, site, off, ATOMIC)
+            d = c = h = 0
+        else:
+            d, c, h, w = t
+            if w != tid:
+                d, c = 0, c | d
+        v = rec.taint_of(value)
+        if v is None:
+            rec.shared_taint[off] = (d, c, h, tid)
+        else:
+            step = 1 if (d or c) else 0
+            rec.shared_taint[off] = (d | v[0], c | v[1], max(h, v[2]) + step, tid)
+        return tainted(result, d, c, h)
 
 
 class _GlobalRecord:
-    """Logs loads as (tid, site, array id, byte offset), for the per-site counts and the
-    per-warp-request coalescing (``loads``); remembers stored elements, and logs plain stores
-    alike in ``store_log`` (their coalescing, ``loads.GlobalStores``)."""
+    """Logs loads, stores and atomics as (tid, site, array id, byte offset, kind), for the
+    per-site counts, the per-warp-request coalescing (``loads``) and the races (``races``);
+    remembers the elements stored and the taint of what was stored (``Recorder.outputs``)."""
     __slots__ = ()
     _space = "global"
 
@@ -330,44 +393,60 @@ class _GlobalRecord:
             if type(value) is _ndarray:
                 return self._view(value)
             off = self._offset(idx)
-        self._sink((self._rec.tid, self._site(_getframe(1)), self._id, off))
-        return value
+        rec = self._rec
+        self._sink((rec.tid, self._site(_getframe(1)), self._id, off, READ))
+        return rec.global_value(self._id, off, value)
+
+    def _load(self, off, value, f):
+        rec = self._rec
+        self._sink((rec.tid, self._site(f), self._id, off, READ))
+        return rec.global_value(self._id, off, value)
 
     def __setitem__(self, idx, value):
-        rec = self._rec
-        rec.store_from_shared = _from_shared(rec, value)
-        super().__setitem__(idx, value)
-        rec.store_from_shared = False
+        idx = self._check(idx, WRITE)
+        a = self._a
+        try:
+            off = self._offset(idx)
+        except TypeError:   # a slice, a row, an index array
+            a[idx] = value
+            return self._write_many(idx, value, _getframe(1))
+        try:
+            same = bool(a[idx] == value)
+        except (TypeError, ValueError):
+            same = False
+        a[idx] = value
+        self._store(off, value, _getframe(1), same)
 
     def _record(self, off, kind, f):
-        if kind == READ:
-            self._sink((self._rec.tid, self._site(f), self._id, off))
-        else:
-            self._rec.global_stores.add((self._id, off))
-            if kind == WRITE:
-                while f.f_code.co_filename == _THIS_FILE:   # __setitem__ called super()'s
-                    f = f.f_back
-                self._rec.store_log.append((self._rec.tid, self._site(f), self._id, off))
-            if self._rec.store_from_shared:
-                self._rec.stores_from_shared.add((self._id, off))
+        self._sink((self._rec.tid, self._site(f), self._id, off, kind))
 
+    def _store(self, off, value, f, same=False):
+        rec = self._rec
+        self._sink((rec.tid, self._site(f), self._id, off, SAME if same else WRITE))
+        rec.global_stores.add((self._id, off))
+        key = off * ARRAYS + self._id
+        t = rec.taint_of(value)
+        # a constant stored (t None) depends on nothing: not even the element's old value
+        rec.global_taint[key] = rec.outputs[key] = t or (0, 0, 0)
 
-_THIS_FILE = __file__
-
-
-def _from_shared(rec, value) -> bool:
-    """Whether ``value`` equals the element the running thread read from shared memory last
-    (a store of that value; the element is looked up now, so a later overwrite is missed)."""
-    last = rec.last_shared_read
-    if last is None or last[0] != rec.tid or type(value) is _ndarray:
-        return False
-    _, ary, off = last
-    if not ary.flags.c_contiguous or off < 0 or off >= ary.nbytes:
-        return False
-    try:
-        return bool(ary.reshape(-1)[off // ary.itemsize] == value)
-    except (TypeError, ValueError):
-        return False
+    def record_atomic(self, idx, frame, result, changed, value):
+        """An atomic on element ``idx``: a load, and a store when it changed the element;
+        returns ``result`` (the old value) as a load of it."""
+        rec = self._rec
+        off = self._offset(idx)
+        self._sink((rec.tid, self._site(frame), self._id, off, ATOMIC))
+        key = off * ARRAYS + self._id
+        old = rec.global_taint.get(key) or (rec.label(key), 0, 0)
+        if changed:
+            rec.global_stores.add((self._id, off))
+            v = rec.taint_of(value) or (0, 0, 0)
+            out = rec.outputs.get(key)
+            if out is None or not (out[0] or out[1]):
+                rec.outputs[key] = v
+            elif v[0] or v[1]:   # one more operation on the same element: a serial chain
+                rec.outputs[key] = (out[0] | v[0], out[1] | v[1], max(out[2], v[2]) + 1)
+            rec.global_taint[key] = (old[0] | v[0], old[1] | v[1], max(old[2], v[2]))
+        return tainted(result, *old)
 
 
 _CLASSES = {}

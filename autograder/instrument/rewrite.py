@@ -148,7 +148,7 @@ def _device_functions(fn):
 def swapped_device_functions(fn, rec):
     """For the launch, replace the device functions ``fn`` calls (and those they call) with
     rewritten ones, as simulator device functions, in their callers' globals; put the
-    originals back afterwards."""
+    originals back afterwards. Yields the Python functions now run for them."""
     from numba.cuda.simulator.kernel import FakeCUDAKernel
 
     saved, seen, todo = [], set(), [fn]
@@ -167,7 +167,7 @@ def swapped_device_functions(fn, rec):
                 saved.append((globs, name, dev))
                 globs[name] = FakeCUDAKernel(new_fn, device=True)
                 todo.append(dev.py_func)
-        yield
+        yield [globs[name].py_func for globs, name, _ in saved]
     finally:
         for globs, name, dev in reversed(saved):
             globs[name] = dev

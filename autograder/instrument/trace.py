@@ -18,8 +18,16 @@ from __future__ import annotations
 
 import dis
 
+import numpy as np
+
+from .taint import TAINTED, tainted
+
 READ, WRITE, ATOMIC = 0, 1, 2
-ACCESS_NAMES = ("read", "write", "atomic")
+# Global log only: a device-wide fence (``cuda.threadfence()``, ``threadfence_system()``; array
+# id -1), and a plain store that left the element's value as it was (a WAW race of two such
+# stores of one value cannot change any output).
+FENCE, SAME = 3, 4
+ACCESS_NAMES = ("read", "write", "atomic", "fence", "write")
 FILE_STRIDE = 10_000_000
 SITE = 4096     # code objects per launch, at most
 ARRAYS = 1024   # arrays per launch, at most (global load counters are keyed by one int)
@@ -58,15 +66,15 @@ class Interval:
     outcomes (tid, loc, outcome: True/False for a test, the trip count for a for-loop);
     ``segments``: (tid, log start, log end, branches start, branches end) per thread, in
     execution order (thread-id order). Each thread's events are contiguous, because it ran
-    alone until its barrier or its end. ``global_log``: global loads (tid, site, array id,
-    byte offset from the array's element 0), in the same thread order; ``store_log``: global
-    stores, alike (atomics left out)."""
+    alone until its barrier or its end. ``global_log``: global memory events (tid, site, array
+    id, byte offset from the array's element 0, kind), in the same thread order and each
+    thread's in program order: loads (``READ``), plain stores (``WRITE``, or ``SAME`` when the
+    value stored was already there), atomics (``ATOMIC``, on any array: an atomic reads) and
+    device-wide fences (``FENCE``, array -1)."""
 
-    def __init__(self, log: list, branches: list, segments: list, global_log: list = (),
-                 store_log: list = ()):
+    def __init__(self, log: list, branches: list, segments: list, global_log: list = ()):
         self.log, self.branches, self.segments = log, branches, segments
         self.global_log = global_log
-        self.store_log = store_log
 
     def warps(self):
         """(warp, [segments of its lanes]) for each warp that ran in this interval."""
@@ -98,14 +106,25 @@ class Recorder:
         self.shared_log = []
         self.branch_log = []
         self._marks = []          # (tid, shared_log length, branch_log length) at each switch
-        self.global_loads = {}    # site * ARRAYS + array id -> count (from global_log)
-        self.global_log = []      # (tid, site, array id, byte offset) per global load
-        self.global_stores = set()  # (array id, byte offset)
-        self.store_log = []       # (tid, site, array id, byte offset) per global store
-        self.last_shared_read = None  # (tid, ndarray, byte offset in it) of the latest read
-        self.store_from_shared = False  # the global store now recorded stores that value
-        self.stores_from_shared = set()  # (array id, byte offset)
+        self.global_loads = {}    # site * ARRAYS + array id -> count (loads and atomics)
+        self.global_log = []      # (tid, site, array id, byte offset, kind) per global event
+        self.global_stores = set()  # (array id, byte offset) stored (atomics that changed it)
         self.out_of_bounds = []   # the first out-of-bounds access (the proxy raises after it)
+        # Data flow (``taint``), per block: global element key (offset * ARRAYS + array id) ->
+        # its bit; the taint (d, c, h) of values stored to global elements; shared address ->
+        # (d, c, h, writer tid) of its latest write (every element written in the block is
+        # there, tainted or not); the last tainted value made, and by which thread.
+        self.labels = {}
+        self.global_taint = {}
+        self.shared_taint = {}
+        self.outputs = {}         # global element key -> (d, c, h) of what was stored there
+        self.last_tainted = None
+        self.last_tid = -1
+        # Shared reads of elements no thread of the block wrote in this launch:
+        # (array id, site) -> [count, first (tid, block, byte address, kind)]; the reads of this
+        # barrier interval are kept apart until it ends (``_settle_unwritten``)
+        self.unwritten = {}
+        self._unwritten_now = []
 
     # -- locations --------------------------------------------------------------------------
     def file_offset(self, filename: str) -> int:
@@ -157,6 +176,61 @@ class Recorder:
     def thread_index(self, tid: int) -> list[int]:
         bx, by, _ = self.block_dim
         return [tid % bx, (tid // bx) % by, tid // (bx * by)]
+
+    # -- data flow ----------------------------------------------------------------------------
+    def label(self, key: int) -> int:
+        """The bit of global element ``key`` (offset * ARRAYS + array id) in this block."""
+        bit = self.labels.get(key)
+        if bit is None:
+            bit = self.labels[key] = 1 << len(self.labels)
+        return bit
+
+    def taint_of(self, value):
+        """(d, c, h) of ``value`` about to be stored, or None for a value that depends on no
+        loaded element. A plain value equal to the last tainted value this thread made, once
+        cast to the value's type, takes its taint (a cast, ``float32(acc)``, returns a plain
+        scalar)."""
+        t = type(value)
+        if t in TAINTED:
+            return value._d, value._c, value._h
+        v = self.last_tainted
+        if v is None or self.last_tid != self.tid or t is bool:
+            return None
+        try:
+            if bool(v == value) or (isinstance(value, np.generic) and bool(t(v) == value)):
+                return v._d, v._c, v._h
+        except (TypeError, ValueError, OverflowError):
+            pass
+        return None
+
+    def global_value(self, array_id: int, off: int, value):
+        """``value``, loaded from global element (``array_id``, ``off``) by the thread now
+        running, with its taint: what was stored there in this block, else the element's bit."""
+        key = off * ARRAYS + array_id
+        t = self.global_taint.get(key)
+        if t is not None:
+            return tainted(value, *t)
+        return tainted(value, self.label(key), 0, 0)
+
+    def record_unwritten(self, array_id: int, site: int, addr: int, kind: int) -> None:
+        """A shared read (or atomic) of an element no thread of the block has written yet."""
+        self._unwritten_now.append((array_id, site, addr, kind, self.tid))
+
+    def _settle_unwritten(self) -> None:
+        """At the end of a barrier interval: the reads of elements unwritten at the time that
+        a thread of the block wrote later in the same interval are races (``races`` reports
+        them); the others read what no thread of the block had written, whatever the thread
+        order: findings."""
+        written = self.shared_taint
+        for array_id, site, addr, kind, tid in self._unwritten_now:
+            if addr in written:
+                continue
+            entry = self.unwritten.get((array_id, site))
+            if entry is None:
+                self.unwritten[(array_id, site)] = [1, (tid, self.block, addr, kind)]
+            else:
+                entry[0] += 1
+        self._unwritten_now = []
 
     def record_out_of_bounds(self, array_id: int, space: str, kind: int, index: list,
                              shape: tuple, frame) -> None:
@@ -214,21 +288,26 @@ class Recorder:
         self.shared_log.clear()
         self.branch_log.clear()
         self.global_log.clear()
-        self.store_log.clear()
         self._marks.clear()
+        self.labels = {}
+        self.global_taint = {}
+        self.shared_taint.clear()   # in place: the shared proxies hold it
+        self._unwritten_now = []
+        self.outputs = {}
+        self.last_tainted = None
 
     def episode_end(self, episode: int, arrived: list, exited: list) -> None:
         """All live lanes are parked: ``arrived`` [(tid, loc)] wait at a barrier, ``exited``
         [tid] returned since the last episode. Closes one barrier interval."""
+        self._settle_unwritten()
         marks = self._marks
         ends = marks[1:] + [(None, len(self.shared_log), len(self.branch_log))]
         segments = [(tid, s0, e[1], b0, e[2]) for (tid, s0, b0), e in zip(marks, ends)]
         iv = Interval(list(self.shared_log), list(self.branch_log), segments,
-                      list(self.global_log), list(self.store_log))
+                      list(self.global_log))
         self.shared_log.clear()   # in place: the hooks hold these lists
         self.branch_log.clear()
         self.global_log.clear()
-        self.store_log.clear()
         self._marks = []
         for a in self.analyses:
             a.interval(self, iv)

@@ -221,13 +221,13 @@ def _case_verdict(grading: Grading, c, run) -> tuple:
 #: the other cases point to it with :data:`RACE_SEE_FIRST`.
 RACE_RULE = ("On a GPU the outputs of such a kernel depend on the order its threads happen to "
              "run, so they can be right in one run and wrong in the next: every correctness "
-             "case of a kernel with a shared-memory race or a barrier not every thread reaches "
-             "counts as failed, whatever its outputs were, so the grade never depends on that "
-             "order. Fix it (the diagnostic tests name each one) and the cases are judged on "
+             "case of a kernel with a race (in shared or global memory) or a barrier not every "
+             "thread reaches counts as failed, whatever its outputs were, so the grade never "
+             "depends on that order. Fix it (the diagnostic tests name each one) and the cases are judged on "
              "their outputs again")
-RACE_SEE_FIRST = ("counted as failed: the kernel has a shared-memory race or a barrier that not "
-                  "every thread reaches, so its outputs depend on the order its threads run "
-                  "(see {})")
+RACE_SEE_FIRST = ("counted as failed: the kernel has a race (in shared or global memory) or a "
+                  "barrier that not every thread reaches, so its outputs depend on the order its "
+                  "threads run (see {})")
 
 
 def apply_race_verdict(grading: Grading, tests: list[TestResult], report: dict | None) -> bool:

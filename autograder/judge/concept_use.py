@@ -2,6 +2,12 @@
 instrumented run (:mod:`autograder.instrument`, ``global_loads`` and ``shared_use``), judged
 against an exercise's :class:`autograder.exercises.base.Use` bounds.
 
+The bounds follow the data, not the traffic: every read of global memory counts as a load
+(atomics included), and "through shared memory" means the data flow of each output (the input
+elements its value depends on that another thread of the block wrote to shared memory), so a
+kernel that does the work with fewer loads or fewer shared reads than the instructor's never
+fails a bound, and a kernel that makes the reads without the data going through them does.
+
 The counts come from the child (what the student's kernel did); the bounds are computed here,
 from the instructor's counts at the same case and constants. Pure: a function of the exercise
 and the report.
@@ -33,9 +39,11 @@ def _count(value) -> float | None:
 
 def measured(exercise: Exercise, report: dict) -> dict:
     """What the report says of the kernel, in the units of :class:`Use`: ``outputs`` (elements
-    written), ``loads_per_output`` (of the ``tiled`` arrays), ``shared_reads_per_output``
-    (cross-thread), ``reads_by_one_thread``, ``ordering_barriers`` (lines) and
-    ``outputs_from_shared`` (fraction). A count the report lacks is None."""
+    written), ``loads_per_output`` (of the ``tiled`` arrays, every access that reads them),
+    ``shared_inputs_per_output`` (inputs reaching each output through another thread's shared
+    write, on average), ``reads_by_one_thread``, ``steps_per_output`` (the deepest output's
+    chain of combining operations), ``ordering_barriers`` (lines) and ``outputs_from_shared``
+    (fraction). A count the report lacks is None."""
     use = exercise.concept.use
     loads = report.get("global_loads") if isinstance(report.get("global_loads"), dict) else {}
     shared = report.get("shared_use") if isinstance(report.get("shared_use"), dict) else {}
@@ -44,19 +52,22 @@ def measured(exercise: Exercise, report: dict) -> dict:
         if isinstance(written, dict) else 0
     by_array = loads.get("by_array") if isinstance(loads.get("by_array"), dict) else {}
     tiled = sum(_count(by_array.get(a)) or 0.0 for a in use.tiled)
-    cross = _count(shared.get("cross_thread_reads"))
-    from_shared = _count(shared.get("stores_from_shared"))
+    traced = _count(shared.get("outputs_traced"))
+    inputs = _count(shared.get("shared_inputs"))
+    from_shared = _count(shared.get("outputs_from_shared"))
     barriers = shared.get("ordering_barriers")
     lines = sorted({b.get("line") for b in barriers if isinstance(b, dict)
                     and _count(b.get("dependences")) and isinstance(b.get("line"), int)}) \
         if isinstance(barriers, list) else None
     per = (lambda n: n / outputs if n is not None and outputs else None)
+    traced_per = (lambda n: n / traced if n is not None and traced else None)
     return {"outputs": outputs,
             "loads_per_output": per(tiled if loads else None),
-            "shared_reads_per_output": per(cross),
+            "shared_inputs_per_output": traced_per(inputs),
             "reads_by_one_thread": _count(shared.get("max_reads_by_one_thread")),
+            "steps_per_output": _count(shared.get("max_output_steps")),
             "ordering_barriers": lines,
-            "outputs_from_shared": per(from_shared)}
+            "outputs_from_shared": traced_per(from_shared)}
 
 
 def _names(arrays: tuple[str, ...]) -> str:
@@ -92,13 +103,10 @@ def problems(exercise: Exercise, source, report: dict | None) -> list[str]:
         return []
     if not isinstance(report, dict):
         return [NO_REPORT]
-    # The bounds are judged at the first graded case's run (the public cases come first); the
-    # barriers over every run. (Issue 30's goal 3 judges each run, with bounds per block.)
-    runs = each_run(report)[:1]
+    runs = each_run(report)
     # A barrier orders what it orders at some graded size: at one tile phase the barrier before
     # the next phase's overwrite orders nothing, in the instructor's kernel too.
-    lines = sorted({n for r in each_run(report)
-                    for n in measured(exercise, r)["ordering_barriers"] or []})
+    lines = sorted({n for r in runs for n in measured(exercise, r)["ordering_barriers"] or []})
     failing = [(r, found) for r in runs for found in [_problems(exercise, source, r, lines)]
                if found]
     if not failing:
@@ -110,6 +118,24 @@ def problems(exercise: Exercise, source, report: dict | None) -> list[str]:
                 if len(failing) > 1 else "")
         found = [f"{p} (at {size}{more})" for p in found]
     return found
+
+
+def _heaviest_block(use: Use, params: dict, report: dict):
+    """(block, loads, the instructor's loads there, outputs) of the first block run whose loads
+    of the ``tiled`` arrays exceed ``load_factor`` times the instructor's (``Use.block_loads``);
+    None when every block keeps within it (or the report has no per-block counts)."""
+    loads = report.get("global_loads") if isinstance(report.get("global_loads"), dict) else {}
+    blocks = loads.get("blocks") if isinstance(loads.get("blocks"), list) else []
+    for entry in blocks:
+        if not isinstance(entry, dict) or not isinstance(entry.get("block"), list):
+            continue
+        by_array = entry.get("loads") if isinstance(entry.get("loads"), dict) else {}
+        loaded = sum(_count(by_array.get(a)) or 0.0 for a in use.tiled)
+        block = tuple(int(b) for b in entry["block"] if isinstance(b, int))
+        expected = use.block_loads(params, block)
+        if loaded > use.load_factor * expected:
+            return block, loaded, expected, _count(entry.get("outputs")) or 0.0
+    return None
 
 
 def _problems(exercise: Exercise, source, report: dict, barriers=None) -> list[str]:
@@ -126,19 +152,27 @@ def _problems(exercise: Exercise, source, report: dict, barriers=None) -> list[s
     if not got["outputs"]:
         return ["the instrumented run wrote no output element, so the use of shared memory "
                 "could not be measured"]
-    if use.loads_per_output is not None and got["loads_per_output"] is not None:
+    heavy = _heaviest_block(use, params, report) if use.block_loads is not None else None
+    if heavy is not None:
+        block, loaded, expected, outputs = heavy
+        found.append(f"your kernel reads {_names(use.tiled)} from global memory {loaded:.0f} "
+                     f"times in block {block} (for its {outputs:.0f} output elements); {ref} "
+                     f"needs about {expected:.0f} there{how}")
+    elif use.block_loads is None and use.loads_per_output is not None \
+            and got["loads_per_output"] is not None:
         expected = use.loads_per_output(params)
         if got["loads_per_output"] > use.load_factor * expected:
             found.append(f"your kernel reads {_names(use.tiled)} from global memory "
                          f"{got['loads_per_output']:.1f} times per output element; "
                          f"{ref} needs about {expected:.1f}{how}")
-    if use.shared_reads_per_output is not None and got["shared_reads_per_output"] is not None:
-        expected = use.shared_reads_per_output(params)
-        if got["shared_reads_per_output"] < use.read_fraction * expected:
-            found.append(f"your kernel reads values that other threads wrote to shared memory "
-                         f"{got['shared_reads_per_output']:.1f} times per output element; "
-                         f"{ref} does about {expected:.1f}: the threads of a block must "
-                         "compute from the data the others loaded")
+    if use.shared_inputs_per_output is not None and got["shared_inputs_per_output"] is not None:
+        expected = use.shared_inputs_per_output(params)
+        if got["shared_inputs_per_output"] < use.read_fraction * expected:
+            found.append(f"your output elements are computed from "
+                         f"{got['shared_inputs_per_output']:.1f} input elements each (on "
+                         "average) that another thread of the block loaded and passed through "
+                         f"shared memory, where {ref} has at least {expected:.1f}: the threads "
+                         "of a block must compute from the data the others loaded")
     if use.reads_by_one_thread is not None and got["reads_by_one_thread"] is not None:
         expected = use.reads_by_one_thread(params)
         if got["reads_by_one_thread"] > use.thread_reads_factor * expected:
@@ -146,6 +180,13 @@ def _problems(exercise: Exercise, source, report: dict, barriers=None) -> list[s
                          f"{got['reads_by_one_thread']:.0f} times in a block; in {ref} no "
                          f"thread reads it more than {expected:.0f} times: split the work into "
                          "parallel steps, each thread doing a little of each")
+    if use.steps_per_output is not None and got["steps_per_output"] is not None:
+        expected = use.steps_per_output(params)
+        if got["steps_per_output"] > use.steps_factor * expected:
+            found.append(f"an output element of your kernel comes out of a chain of "
+                         f"{got['steps_per_output']:.0f} operations, each waiting for the one "
+                         f"before, where {ref} needs at most {expected:.0f}: combine the "
+                         "values in parallel steps (a tree), not one after another")
     lines = got["ordering_barriers"] if barriers is None or got["ordering_barriers"] is None \
         else barriers
     block = report.get("blockdim")
@@ -162,9 +203,11 @@ def _problems(exercise: Exercise, source, report: dict, barriers=None) -> list[s
                      f"of it (or a read and another thread's later overwrite), where "
                      f"{use.ordering_barriers} are needed: a cuda.syncthreads() belongs between "
                      "loading shared data and using it, and between using it and overwriting it")
-    if use.outputs_from_shared and got["outputs_from_shared"] is not None \
-            and got["outputs_from_shared"] < 0.5:
-        found.append(f"{100 * got['outputs_from_shared']:.0f}% of your output elements are "
-                     "stored from a value read from shared memory: write the output from the "
-                     "tile, not from the input")
+    if use.outputs_from_shared and got["outputs_from_shared"] is not None:
+        expected = 1.0 if use.outputs_from_shared is True else use.outputs_from_shared(params)
+        if got["outputs_from_shared"] < 0.5 * expected:
+            found.append(f"{100 * got['outputs_from_shared']:.0f}% of your output elements are "
+                         "stored from a value another thread of the block wrote to shared "
+                         f"memory ({100 * expected:.0f}% in {ref}): write the output from the "
+                         "tile another thread loaded, not from the input or your own slot")
     return found

@@ -1,9 +1,10 @@
 """Diagnostics: what outputs alone miss, in one vocabulary on both backends.
 
-On either backend, instrumented simulator launches of small cases
-(:mod:`autograder.instrument`: the exercise's published size and sizes drawn from the secret
-seed) report shared-memory races, divergent barriers, out-of-bounds accesses, bank conflicts and
-divergent warp branches; on a GPU with compute-sanitizer, racecheck, synccheck and memcheck add
+On either backend, instrumented simulator launches of the graded cases
+(:mod:`autograder.instrument`: each case's own size and inputs, a sample of its blocks) report
+races in shared and in global memory, divergent barriers, out-of-bounds accesses, reads of
+shared elements no thread of the block wrote, bank conflicts and divergent warp branches; on a
+GPU with compute-sanitizer, racecheck, synccheck and memcheck add
 their findings. They become ``diagnostic`` tests (no points, messages naming the student's
 lines) and the problems that fail the concept test (see :class:`exercises.base.Diagnose`).
 """
@@ -86,15 +87,15 @@ def instrument_report(run: ChildRun | None) -> dict | None:
 
 
 #: Findings gathered from every instrumented run, each entry naming its run's ``params``; the
-#: rest of a merged report is the first run's (the published size: thresholds and load counts
-#: are read there).
-FINDINGS = ("divergent_barriers", "races", "out_of_bounds")
+#: rest of a merged report is the first run's, and ``each`` keeps every run's report (the
+#: concept's counts and the warps' bounds are judged at each graded size).
+FINDINGS = ("divergent_barriers", "races", "out_of_bounds", "uninitialized_reads")
 
 
 def _finding_key(key: str, entry: dict):
     if key == "races":
         return (entry.get("kind"), entry.get("array"), entry.get("first", {}).get("line"),
-                entry.get("second", {}).get("line"))
+                entry.get("second", {}).get("line"), entry.get("space"), entry.get("scope"))
     if key == "divergent_barriers":
         return tuple(entry.get("lines") or ())
     return (entry.get("array"), entry.get("access"), entry.get("line"))
@@ -152,41 +153,84 @@ def _barrier_problems(source, report, sanitized) -> list[str]:
     return found
 
 
+def _race(source, r: dict) -> str:
+    """One race of the instrumented runs, as the diagnostics and the race verdict word it."""
+    first, second = r.get("first", {}), r.get("second", {})
+    space = "global" if r.get("space") == "global" else "shared"
+    grid = r.get("scope") == "grid"
+
+    def who(side):
+        thread = f"thread {tuple(side.get('thread', ()))}"
+        return f"{thread} of block {tuple(side.get('block', ()))}" if grid else thread
+
+    index = r.get("index")
+    element = (f"{r.get('array', '?')}[{', '.join(str(i) for i in index)}]"
+               if isinstance(index, list) and index else f"{space} array {r.get('array', '?')}")
+    between = ("in two blocks, with no fence protocol between them (cuda.threadfence() then an "
+               "atomic in the block that goes first, an atomic then cuda.threadfence() in the "
+               "other)" if grid else "with no barrier between them")
+    return (f"{r.get('kind', 'race')} race on {space} array {r.get('array', '?')} ({element}): "
+            f"{first.get('access', '?')} at {_lines(source, [first.get('line')])} by "
+            f"{who(first)}, {second.get('access', '?')} at "
+            f"{_lines(source, [second.get('line')])} by {who(second)} {between}{_at(r)}")
+
+
 def _race_problems(source, report, sanitized) -> list[str]:
-    found = []
-    for r in (report or {}).get("races") or []:
-        first, second = r.get("first", {}), r.get("second", {})
-        found.append(f"{r.get('kind', 'race')} race on shared array {r.get('array', '?')}: "
-                     f"{first.get('access', '?')} at {_lines(source, [first.get('line')])} by "
-                     f"thread {tuple(first.get('thread', ()))}, {second.get('access', '?')} at "
-                     f"{_lines(source, [second.get('line')])} by thread "
-                     f"{tuple(second.get('thread', ()))} with no barrier between them{_at(r)}")
+    found = [_race(source, r) for r in (report or {}).get("races") or [] if isinstance(r, dict)]
     for f in getattr(sanitized.get("racecheck"), "findings", []):
         found.append(f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer racecheck)")
     return found
 
 
 def _plain_writes_only(race: dict) -> bool:
-    """Two plain stores to one element (no read, no atomic): often the same value stored by
-    several threads (a halo element loaded twice), which no schedule can change. It still costs
-    the concept test (a diagnostic); it does not decide the correctness cases."""
-    return all((race.get(side) or {}).get("access") == "write" for side in ("first", "second"))
+    """Two plain stores of one value to one element (no read, no atomic): the same value stored
+    by several threads (a halo element loaded twice), which no schedule can change. It still
+    costs the concept test (a diagnostic); it does not decide the correctness cases. A global
+    race says whether the values differed (``values_differ``: then the last store wins, and the
+    simulator's order chose it); a shared one does not, and is taken as one value."""
+    return all((race.get(side) or {}).get("access") == "write" for side in ("first", "second")) \
+        and not race.get("values_differ", False)
 
 
 def scheduling_hazards(source, report) -> list[str]:
-    """The instrumented runs' shared-memory races and divergent barriers (:func:`merged`
-    ``report``; None: no report), as the diagnostics word them: what makes a kernel's outputs
-    depend on the order its threads run. Read off the deterministic instrumented run only,
-    never compute-sanitizer's findings (``--no-sanitize`` turns those off), so the same
-    submission and seed give the same list whatever the GPU's schedule and settings
-    (:func:`autograder.judge.cases.apply_race_verdict`). Races between plain stores only are
-    left out (:func:`_plain_writes_only`)."""
+    """The instrumented runs' races, in shared and in global memory, and divergent barriers
+    (:func:`merged` ``report``; None: no report), as the diagnostics word them: what makes a
+    kernel's outputs depend on the order its threads (or blocks) run. Read off the
+    deterministic instrumented run only, never compute-sanitizer's findings (``--no-sanitize``
+    turns those off), so the same submission and seed give the same list whatever the GPU's
+    schedule and settings (:func:`autograder.judge.cases.apply_race_verdict`). Races between
+    plain stores of one value are left out (:func:`_plain_writes_only`)."""
     if not isinstance(report, dict):
         return []
     report = {k: [e for e in report.get(k) or [] if isinstance(e, dict)]
               if isinstance(report.get(k), list) else [] for k in ("races", "divergent_barriers")}
     report["races"] = [r for r in report["races"] if not _plain_writes_only(r)]
     return _race_problems(source, report, {}) + _barrier_problems(source, report, {})
+
+
+def _uninitialized_problems(source, report) -> list[str]:
+    """Shared reads of elements no thread of the block wrote in the launch, e.g. ``line 21:
+    reads tile[0] of shared array tile, which no thread of the block wrote (thread 0 of block
+    (1, 0, 0)) ...``: the value is whatever the memory held (another block's data on a GPU)."""
+    found = []
+    for e in (report or {}).get("uninitialized_reads") or []:
+        if not isinstance(e, dict):
+            continue
+        index = e.get("index") if isinstance(e.get("index"), list) else []
+        name = e.get("array", "?")
+        verb = "updates" if e.get("access") == "atomic" else "reads"
+        count = e.get("count")
+        more = (f", {count} reads at this line" if isinstance(count, int) and count > 1 else "")
+        size = _size(e.get("params"))
+        element = f"{name}[{', '.join(map(str, index))}]"
+        found.append(f"{_lines(source, [e.get('line')])}: {verb} {element}"
+                     f" of shared array {name}, which no thread of the block wrote before "
+                     f"(thread {tuple(e.get('thread') or ())} of block "
+                     f"{tuple(e.get('block') or ())}{more}{', at ' + size if size else ''}): "
+                     "its value is whatever that memory held. Every shared element a thread "
+                     "reads must be written first by a thread of the same block (a halo, the "
+                     "padding of a partial tile), with a barrier between")
+    return found
 
 
 _ACCESS_VERB = {"read": "reads", "write": "writes", "atomic": "updates"}
@@ -288,7 +332,8 @@ def concept_problems(grading: Grading, report, sanitized) -> list[str]:
     exercise, source = grading.exercise, grading.source
     if exercise.diagnose is None:
         return []
-    return (_bounds_problems(source, report) + concept_use.problems(exercise, source, report)
+    return (_bounds_problems(source, report) + _uninitialized_problems(source, report)
+            + concept_use.problems(exercise, source, report)
             + _barrier_problems(source, report, sanitized)
             + _race_problems(source, report, sanitized) + _warp_problems(exercise, source, report))
 
@@ -325,6 +370,7 @@ def tests(grading: Grading, report, sanitized, unavailable: str | None) -> list[
     for name, problems in ((BARRIERS, _barrier_problems(source, report, sanitized)),
                            (RACES, _race_problems(source, report, sanitized)),
                            (MEMORY, _bounds_problems(source, report)
+                            + _uninitialized_problems(source, report)
                             + _memory_problems(source, sanitized) + _kernel_errors(report)),
                            (WARPS, _warp_problems(exercise, source, report))):
         if problems:

@@ -1,5 +1,5 @@
 # kernelgrade-expect: concept=failed
-# concept-message: reads x from global memory 15.7 times per output element
+# concept-message: reads x from global memory 594 times in block (0, 0, 0) (for its 100 output elements)
 """The tile and its halo are loaded into shared memory behind a barrier, and each thread reads
 its own element back, but the sum reads x from global memory."""
 from numba import cuda, float32

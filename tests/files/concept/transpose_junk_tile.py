@@ -1,6 +1,6 @@
 # kernelgrade-expect: concept=failed
 # concept-exercise: transpose
-# concept-message: 0% of your output elements are stored from a value read from shared memory
+# concept-message: 0% of your output elements are stored from a value another thread of the block wrote to shared memory
 """A padded tile filled with thread numbers and read back transposed after a barrier; the
 output is copied straight from the input, one load per element like the real transpose."""
 from numba import cuda, float32

@@ -1,0 +1,227 @@
+"""Per-value data flow: which loaded input elements a value depends on, and by which road.
+
+Every value an instrumented kernel loads from a global array comes back *tainted*: a NumPy
+scalar of a subclass (``TaintedFloat32`` for a float32 element) that carries
+
+- ``_d``: the input elements it depends on that reached this thread directly (its own loads,
+  its own writes to shared memory read back), as a bit set (a Python int, one bit per distinct
+  global element loaded in the block: ``Recorder.label``);
+- ``_c``: the input elements it depends on that reached this thread through shared memory
+  written by *another* thread of the block (a tile element a neighbour loaded);
+- ``_h``: the longest chain of operations that each combine two tainted values (a serial sum
+  of n loaded values is n - 1 deep; a tree of them log2(n)).
+
+Arithmetic between tainted values, or with constants, gives a tainted value holding the union
+(``_h`` grows by one only when both operands are tainted), so the bits follow the data through
+registers, shared memory (``proxies``: a shared element keeps the taint of the value written and
+who wrote it; a read by another thread moves ``_d`` into ``_c``), local arrays and global memory.
+A store of a value that lost its taint (a cast such as ``float32(acc)``, whose result is a plain
+NumPy scalar) takes the taint of the last tainted value the thread made, when the values are
+equal (:func:`Recorder.taint_of`). ``math`` functions are wrapped for the launch
+(:func:`swapped_math`).
+
+Limits: a dependence through a comparison (``if s[k] > 0:``), ``float()``/``int()`` or a
+function not wrapped here is not followed; ``x * 0`` still depends on ``x``. The bits are
+only as exact as "the value was computed from": they judge how an output was made, the outputs
+themselves are judged by value elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from contextlib import contextmanager
+
+import numpy as np
+
+_SLOTS = ("_d", "_c", "_h")
+_CLASSES: dict[type, type] = {}     # plain NumPy scalar type -> its tainted subclass
+TAINTED: set[type] = set()          # the tainted subclasses
+_BASE: dict[type, type] = {}        # tainted subclass -> its plain NumPy scalar type
+
+#: The recorder of the launch in progress (set by ``launch``): it remembers the last tainted value
+#: each thread made (:meth:`autograder.instrument.trace.Recorder.taint_of`).
+_current = [None]
+
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+           "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+           "pow": operator.pow, "lshift": operator.lshift, "rshift": operator.rshift,
+           "and": operator.and_, "or": operator.or_, "xor": operator.xor}
+_UNARY = ("neg", "pos", "abs", "invert")
+
+
+def _binary(name: str, fn, base: type):
+    forward = getattr(base, f"__{name}__", None)
+    reflected = getattr(base, f"__r{name}__", None)
+    if forward is None or reflected is None:
+        return {}
+
+    def op(self, other):
+        r = forward(self, other)
+        if r is NotImplemented:   # float32 + float64: NumPy leaves it to the wider type
+            r = fn(_BASE[type(self)](self), other)
+        return _result(r, self, other)
+
+    def rop(self, other):
+        r = reflected(self, other)
+        if r is NotImplemented:
+            r = fn(other, _BASE[type(self)](self))
+        return _result(r, self, other)
+
+    return {f"__{name}__": op, f"__r{name}__": rop}
+
+
+def _unary(name: str, base: type):
+    method = getattr(base, f"__{name}__", None)
+    if method is None:
+        return {}
+
+    def op(self):
+        return tainted(method(self), self._d, self._c, self._h)
+
+    return {f"__{name}__": op}
+
+
+def _class_for(t: type) -> type | None:
+    """The tainted subclass of NumPy scalar type ``t`` (made on first use); None for a type
+    whose values are not followed (``bool``, Python numbers, structured scalars)."""
+    cls = _CLASSES.get(t)
+    if cls is not None:
+        return cls
+    if t in TAINTED:
+        return t
+    if not (isinstance(t, type) and issubclass(t, (np.integer, np.floating))
+            and t.__module__ == "numpy"):
+        return None
+    ns = {"__slots__": _SLOTS, "__array_priority__": 1000.0}
+    for name, fn in _BINARY.items():
+        ns.update(_binary(name, fn, t))
+    for name in _UNARY:
+        ns.update(_unary(name, t))
+    ns["__reduce__"] = lambda self: (_BASE[type(self)], (_BASE[type(self)](self),))
+    cls = type(f"Tainted{t.__name__.title()}", (t,), ns)
+    _CLASSES[t] = cls
+    _BASE[cls] = t
+    TAINTED.add(cls)
+    return cls
+
+
+def tainted(value, d: int, c: int, h: int):
+    """``value`` carrying (``d``, ``c``, ``h``); ``value`` itself when it cannot carry them or
+    when it depends on nothing (``d`` and ``c`` both 0)."""
+    if not (d or c):
+        return value
+    cls = _CLASSES.get(type(value))
+    if cls is None:
+        cls = _class_for(type(value))
+        if cls is None:
+            return value
+        if cls is type(value):
+            value = _BASE[cls](value)
+    o = cls(value)
+    o._d = d
+    o._c = c
+    o._h = h
+    rec = _current[0]
+    if rec is not None:
+        rec.last_tainted = o
+        rec.last_tid = rec.tid
+    return o
+
+
+def _result(r, a, b):
+    """The result ``r`` of an operation on tainted ``a`` and ``b`` (b may be plain)."""
+    if type(b) in TAINTED:
+        h1, h2 = a._h, b._h
+        return tainted(r, a._d | b._d, a._c | b._c, (h1 if h1 > h2 else h2) + 1)
+    return tainted(r, a._d, a._c, a._h)
+
+
+def taint(value) -> tuple[int, int, int] | None:
+    """(d, c, h) of a tainted value, or None."""
+    if type(value) in TAINTED:
+        return value._d, value._c, value._h
+    return None
+
+
+def plain(value):
+    """``value`` without its taint (the plain NumPy scalar), for code that must not see it."""
+    base = _BASE.get(type(value))
+    return value if base is None else base(value)
+
+
+class _TaintedMath:
+    """Stands in for the ``math`` module inside a kernel: each function's result carries the
+    union of its arguments' taint (one more step when two of them are tainted)."""
+
+    def __getattr__(self, name):
+        fn = getattr(math, name)
+        if not callable(fn):
+            return fn
+        wrapped = _wrap_function(fn)
+        setattr(self, name, wrapped)
+        return wrapped
+
+
+def _wrap_function(fn):
+    def call(*args):
+        r = fn(*args)
+        d = c = h = 0
+        n = 0
+        for a in args:
+            if type(a) in TAINTED:
+                d |= a._d
+                c |= a._c
+                h = a._h if a._h > h else h
+                n += 1
+        if not n:
+            return r
+        if not isinstance(r, np.generic) and isinstance(r, (int, float)) \
+                and not isinstance(r, bool):
+            r = np.float64(r) if isinstance(r, float) else np.int64(r)
+        return tainted(r, d, c, h + (1 if n > 1 else 0))
+
+    call.__name__ = getattr(fn, "__name__", "call")
+    call.__wrapped__ = fn
+    return call
+
+
+@contextmanager
+def recording(rec):
+    """Tainted values made during the launch are remembered on ``rec`` (``last_tainted``)."""
+    _current[0] = rec
+    try:
+        yield
+    finally:
+        _current[0] = None
+
+
+_MATH = _TaintedMath()
+_MATH_FUNCTIONS = {id(getattr(math, n)): n for n in dir(math) if callable(getattr(math, n))}
+
+
+@contextmanager
+def swapped_math(functions):
+    """For the launch, the ``math`` module (and functions imported from it, ``from math import
+    sqrt``) in the globals of ``functions`` (the kernel's and its device functions' Python
+    functions) are replaced by taint-keeping ones; put back afterwards."""
+    saved = []
+    seen = set()
+    try:
+        for fn in functions:
+            globs = getattr(fn, "__globals__", None)
+            if globs is None or id(globs) in seen:
+                continue
+            seen.add(id(globs))
+            for name, value in list(globs.items()):
+                if value is math:
+                    saved.append((globs, name, value))
+                    globs[name] = _MATH
+                elif id(value) in _MATH_FUNCTIONS and \
+                        getattr(math, _MATH_FUNCTIONS[id(value)], None) is value:
+                    saved.append((globs, name, value))
+                    globs[name] = getattr(_MATH, _MATH_FUNCTIONS[id(value)])
+        yield
+    finally:
+        for globs, name, value in reversed(saved):
+            globs[name] = value
