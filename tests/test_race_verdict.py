@@ -305,3 +305,56 @@ def test_a_kernel_racing_in_global_memory_loses_every_case_its_outputs_passed(na
     ran = [t for t in cases if t.details["observed"] != "skipped"]
     assert ran and all(t.details["observed"] == "passed" for t in ran)
     assert "race on global array" in cases[0].message
+
+
+def test_where_the_simulator_cannot_run_the_kernel_the_gpus_own_racecheck_decides():
+    """A red-team kernel put ``cuda.syncwarp()`` first: its instrumented run stopped there (no
+    warp intrinsics on the simulator), no race was found, and on a GPU its outputs kept 60
+    correctness and 25 timing points. Where the instrumented run hit the simulator's limit,
+    compute-sanitizer's racecheck and synccheck on the GPU decide every case as a race found by
+    the instrumented run would; without a finding, or without the limit, the outputs decide."""
+    from autograder.judge.cases import apply_sanitizer_verdict
+    from autograder.judge.sanitizer import Finding, Report
+
+    ex = exercises.get("block_sum")
+    source = Source("\n" * 40, "submission.py")
+    limited = {**CLEAN, "runs": [{"error": {"message": "SimulatorLimit: cuda.syncwarp is not "
+                                                      "run by Numba's CUDA simulator"}}]}
+    racy = {"racecheck": Report("racecheck", 1, [Finding("shared memory hazard", [23])]),
+            "synccheck": Report("synccheck", 0, [])}
+    clean = {"racecheck": Report("racecheck", 0, []), "synccheck": Report("synccheck", 0, [])}
+    assert judge.report_limit(limited)
+    grading = Grading(exercise=ex, source=source, backend="gpu")
+    tests = _tests(SCHEDULES[0])
+    assert apply_sanitizer_verdict(grading, tests, racy)
+    cases = [t for t in tests if t.kind is Kind.CORRECTNESS]
+    assert all(t.status is Status.FAILED and t.points == 0 for t in cases)
+    assert all(t.details["decided_by"] == "sanitizer" for t in cases)
+    assert "line 23" in cases[0].message and "racecheck" in cases[0].message
+    for sanitized in (clean, {}):
+        tests = _tests(SCHEDULES[0])
+        before = _verdicts(tests)
+        assert not apply_sanitizer_verdict(grading, tests, sanitized)
+        assert _verdicts(tests) == before
+    occupancy = exercises.get("occupancy")
+    assert not apply_sanitizer_verdict(Grading(exercise=occupancy, source=source,
+                                               backend="gpu"), _tests(SCHEDULES[0]), racy)
+
+
+def test_collect_asks_the_sanitizer_only_on_a_gpu_where_the_simulator_stopped():
+    from autograder.judge.sanitizer import Finding, Report
+
+    ex = exercises.get("tiled_matmul")
+    cases = [c for c in plan.make_cases(ex, 7) if c.spec.params["width"] <= 17]
+    source = load_source(exercises.solution_path(ex))
+    racy = {"racecheck": Report("racecheck", 1, [Finding("shared memory hazard", [30])])}
+    limited = {**CLEAN, "runs": [{"error": {"message": "SimulatorLimit: cuda.syncwarp is not "
+                                                      "run by Numba's CUDA simulator"}}]}
+    for backend, report, decided in (("gpu", limited, True), ("gpu", CLEAN, False),
+                                     ("sim", limited, False)):
+        grading = Grading(exercise=replace(ex, concept=None, timing=None), source=source,
+                          backend=backend, cases=cases)
+        kids = Children(run=_run(ex, cases, set()), sanitized=racy)
+        tests = judge.collect(grading, kids, report)
+        failed = [t for t in tests if t.kind is Kind.CORRECTNESS and t.status is Status.FAILED]
+        assert bool(failed) == decided, (backend, [t.message for t in tests])

@@ -259,6 +259,33 @@ def apply_race_verdict(grading: Grading, tests: list[TestResult], report: dict |
     hazards = diagnostics.scheduling_hazards(grading.source, report)
     if not hazards:
         return False
+    _fail_every_case(tests, hazards, "race")
+    return True
+
+
+def apply_sanitizer_verdict(grading: Grading, tests: list[TestResult], sanitized: dict) -> bool:
+    """The race verdict where the instrumented simulator run could not give one: on a GPU, for
+    a kernel whose instrumented run stopped at something the simulator cannot run (a warp
+    intrinsic, :func:`autograder.judge.collect.report_limit`), compute-sanitizer's racecheck and
+    synccheck at the graded sizes decide instead, as :func:`apply_race_verdict` does (every
+    correctness case ``failed``, ``details["decided_by"]`` ``"sanitizer"``). Without it a
+    ``cuda.syncwarp()`` as a racy kernel's first line kept its GPU outputs' points (a red-team
+    student, 2026-11-27). ``sanitized``: the tools' reports (empty when they did not run: the
+    outputs then decide, as before). Returns True when it decided."""
+    exercise = grading.exercise
+    if exercise.diagnose is None or exercise.contract.functions or not sanitized:
+        return False
+    hazards = diagnostics.sanitizer_hazards(grading.source, sanitized)
+    if not hazards:
+        return False
+    _fail_every_case(tests, hazards, "sanitizer")
+    return True
+
+
+def _fail_every_case(tests: list[TestResult], hazards: list[str], decided_by: str) -> None:
+    """Every correctness case of ``tests`` ``failed`` with no points for ``hazards`` (in
+    place): the first public case names the first hazard and :data:`RACE_RULE`, the others
+    point to it."""
     more = f" (and {len(hazards) - 1} more)" if len(hazards) > 1 else ""
     cases = [i for i, t in enumerate(tests) if t.kind is Kind.CORRECTNESS]
     first = next((i for i in cases if tests[i].visibility == "public"), cases[0] if cases else None)
@@ -269,8 +296,7 @@ def apply_race_verdict(grading: Grading, tests: list[TestResult], report: dict |
         tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
                               status=Status.FAILED, points=0.0, max_points=t.max_points,
                               message=message,
-                              details={"decided_by": "race", "observed": t.status.value})
-    return True
+                              details={"decided_by": decided_by, "observed": t.status.value})
 
 
 def judge_value(params: dict, got, expected, points: float, source: str = "expected") -> tuple:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from autograder.judge import diagnostics
 from autograder.judge import ptx
-from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, case_errors, concept_name, early_failure, judge_case, once, where
+from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, apply_sanitizer_verdict, case_errors, concept_name, early_failure, judge_case, once, where
 from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import CaseResult, Compiled, Error, Hello, Imported, TimingSamples, received
 from autograder.wire.results import Kind, Status, TestResult
@@ -93,6 +93,9 @@ def collect(grading: Grading, kids: Children, report: dict | None = None) -> lis
             correct_everywhere = False
         tests.append(test)
     if apply_race_verdict(grading, tests, report):
+        correct_everywhere = False
+    elif grading.backend == "gpu" and report_limit(report) and apply_sanitizer_verdict(
+            grading, tests, kids.sanitized):
         correct_everywhere = False
     if exercise.concept:
         tests.append(judge_concept(grading, kids.compiled, diagnostics.concept_problems(

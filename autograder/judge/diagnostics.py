@@ -182,6 +182,13 @@ def _race_problems(source, report, sanitized) -> list[str]:
     return found
 
 
+def sanitizer_hazards(source, sanitized: dict) -> list[str]:
+    """compute-sanitizer's racecheck and synccheck findings (``sanitized``: the tools' reports
+    by name), each with the student's lines: the evidence of a race or a divergent barrier on
+    the GPU itself (:func:`autograder.judge.cases.apply_sanitizer_verdict`)."""
+    return _race_problems(source, None, sanitized) + _barrier_problems(source, None, sanitized)
+
+
 def _plain_writes_only(race: dict) -> bool:
     """Two plain stores of one value to one element (no read, no atomic): the same value stored
     by several threads (a halo element loaded twice), which no schedule can change. It still
