@@ -179,6 +179,12 @@ class GradeWithAutograder(NbGraderPreprocessor):
                 "For final grades, run autograde where a GPU is")
         return backend
 
+    @staticmethod
+    def check_before_grading(exporter) -> None:
+        """The run's pre-check (:func:`check_before_grading`), as the notebook reader
+        (:class:`autograder.nbgrader.reader.ReadAnyNotebook`) finds it on the configured step."""
+        check_before_grading(exporter)
+
     def check_setup(self) -> str:
         """What ``nbgrader autograde`` needs before any student is graded
         (:func:`check_before_grading`): a device that grades (a GPU, or the simulator with

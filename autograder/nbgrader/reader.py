@@ -110,6 +110,19 @@ def submitted_bytes(nb: NotebookNode) -> bytes | None:
         return None
 
 
+def _check_before_grading(exporter) -> None:
+    """Run the pre-check of the first configured autograde step that has one (its class's
+    ``check_before_grading``; :class:`autograder.nbgrader.preprocessor.GradeWithAutograder`)."""
+    from traitlets.utils.importstring import import_item
+
+    for step in getattr(exporter.parent, "autograde_preprocessors", None) or ():
+        cls = import_item(step) if isinstance(step, str) else step
+        check = getattr(cls, "check_before_grading", None)
+        if isinstance(cls, type) and callable(check):
+            check(exporter)
+            return
+
+
 class ReadAnyNotebook(NotebookExporter):
     """nbgrader's ``NotebookExporter`` that reads any file with :func:`read_any`; the bytes a
     stand-in keeps are trusted only in autograde's second pass (``NBGRADER_EXECUTION`` is
@@ -117,16 +130,15 @@ class ReadAnyNotebook(NotebookExporter):
 
     nbgrader makes it once per ``nbgrader autograde``, after finding the submissions and before
     grading any: it then runs the grader's pre-check
-    (:func:`autograder.nbgrader.preprocessor.check_before_grading`), which ends the run with one
+    (:func:`autograder.nbgrader.preprocessor.check_before_grading`, found through the configured
+    autograde step: this module imports nothing of that one), which ends the run with one
     line and exit status 2 where no student could be graded (no GPU and provisional grades not
     allowed, no bubblewrap)."""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         if hasattr(self.parent, "autograde_preprocessors"):  # made by nbgrader's Autograde
-            from .preprocessor import check_before_grading
-
-            check_before_grading(self)
+            _check_before_grading(self)
 
     def from_file(self, file_stream, resources=None, **kw):
         buffer = getattr(file_stream, "buffer", None)
