@@ -26,7 +26,7 @@ from autograder.grading.devices import default_limits
 from autograder.judge.cases import all_tests, early_failure, once, printed_for_student
 from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import Device, received
-from autograder.wire.results import ExerciseResult, Status
+from autograder.wire.results import WITHHELD_NOTE, ExerciseResult, Status
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import scratch_dir
 from autograder.source.submission import SubmissionError, load_source
@@ -125,8 +125,7 @@ def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None
     if skipped:
         result.instructor_notes.append(skipped)
     for taken in kids.withheld:
-        result.instructor_notes += [f"said while hidden inputs were present (not shown to the "
-                                    f"student): {n}"[:2000] for n in taken.notes]
+        result.instructor_notes += [f"{WITHHELD_NOTE}{n}"[:2000] for n in taken.notes]
     printed = kids.run.output.strip()[-1500:]
     withheld_printed = [t.printed for t in kids.withheld if t.printed]
     its_cases = [c for c in grading.cases if kids.hidden is None or c.spec.visibility == "public"]

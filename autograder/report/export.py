@@ -26,7 +26,7 @@ import unicodedata
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from autograder.wire.results import provisional_note
+from autograder.wire.results import WITHHELD_NOTE, provisional_note
 
 CSV_COLUMNS = ["student", "exercise", "score", "max_score", "provisional", "device", "key",
                "pending_points", "note"]
@@ -186,7 +186,8 @@ def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
     and ``extra_data`` (stored, not shown to students) carries ``provisional``,
     ``pending_points``, ``skipped``, ``device``, the secret ``seed`` an instructor replays the
     run with and the ``instructor_notes`` (sandbox mode, skipped statements), which ``output``
-    leaves out. No ``stdout_visibility``: the console report (every test as graded) stays the
+    leaves out; notes said while hidden inputs were present (:data:`WITHHELD_NOTE`) are left
+    out of the file altogether and stay on the instructor's stdout. No ``stdout_visibility``: the console report (every test as graded) stays the
     instructor's.
     """
     if execution_time is None:
@@ -215,7 +216,8 @@ def to_gradescope(result: dict, execution_time: float | None = None) -> dict:
             "skipped": [name for _, name, _ in skipped],
             "device": result["device"],
             "seed": result.get("seed"),
-            "instructor_notes": list(result.get("instructor_notes", [])),
+            "instructor_notes": [n for n in result.get("instructor_notes", [])
+                                 if not n.startswith(WITHHELD_NOTE)],
         },
         "tests": [
             {

@@ -9,6 +9,12 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 
 
+WITHHELD_NOTE = "said while hidden inputs were present (not shown to the student): "
+"""How an instructor note begins when the student's code said it in a child that held hidden
+inputs: such words may carry those inputs, so they stay in the instructor's console and stored
+row and out of every file a student could be shown (Gradescope's ``results.json`` included)."""
+
+
 class Kind(str, Enum):
     """What a test judges."""
 
@@ -81,7 +87,7 @@ class ExerciseResult:
     ``notes`` are for the student (what their code printed before any test started or in a run
     of public tests only, else that it printed something); ``instructor_notes`` only for the
     instructor's views (the console of ``grade``, the JSON, the stored row, Gradescope's
-    ``extra_data``): how the child ran (sandbox mode), which top-level statements of the
+    ``extra_data`` less the :data:`WITHHELD_NOTE` ones): how the child ran (sandbox mode), which top-level statements of the
     submission the grader skipped, and what the code printed once a hidden test could have run
     (:func:`autograder.judge.cases.printed_for_student`). Student-facing outputs (HTML report,
     nbgrader grade cells, Gradescope's ``output``) show ``notes`` alone. ``sandbox``: how its

@@ -243,8 +243,14 @@ def test_after_execute_the_kernels_outputs_are_overwritten(released_course, tmp_
 
 
 def stored_nothing(course: Path, student: str) -> bool:
-    """No score in the gradebook and no autograded notebook for ``student``."""
-    got = scores(course, ASSIGNMENT, student)
+    """No score in the gradebook (no submission row at all, when nbgrader stopped before its
+    first student, or one with no score) and no autograded notebook for ``student``."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        got = scores(course, ASSIGNMENT, student)
+    except MissingEntry:
+        got = {}
     return (all(score is None for score, _ in got.values())
             and not (course / "autograded" / student / ASSIGNMENT / NB_NAME).exists())
 

@@ -421,7 +421,13 @@ HONEST = "def warps_per_block(threads_per_block, warp_size=32):\n"
 def _make_class(base: Path, mode: str) -> tuple[Path, dict[str, Path], Path]:
     """(the class folder, key → file, the attacker's report file) for sandbox ``mode``."""
     root = base / f"class-{mode}" / "submitted"
-    report = base / f"attack-{mode}.jsonl"
+    # A plain child may write only its scratch folder and /dev (autograder.sandbox.landlock), so
+    # the attacker keeps its notes in /dev/shm, where one exists: the attack still runs and says
+    # what it got. Inside bubblewrap /dev/shm is the sandbox's own, and nothing comes out.
+    shm = Path("/dev/shm")
+    where = shm if shm.is_dir() and os.access(shm, os.W_OK) else base
+    report = where / f"kg-attack-{base.name}-{mode}.jsonl"
+    report.unlink(missing_ok=True)
     mutant = (EXERCISES / "occupancy" / "mutants" / f"{MUTANT}.py").read_text()
     assert HONEST in mutant
     # The grader runs only a submission's imports, constants and definitions at its top level:
@@ -460,6 +466,7 @@ def _graded(base: Path, mode: str) -> tuple[dict, dict[str, Path], list[dict], i
         store.close()
     notes = ([json.loads(line) for line in report.read_text().splitlines()]
              if report.exists() else [])
+    report.unlink(missing_ok=True)
     return rows, files, notes, proc.pid
 
 
@@ -490,13 +497,24 @@ def test_with_plain_children_an_attacking_submission_gets_nothing(plain):
                     if any(v.startswith("ANSWERED") for v in o.values())}
         assert not answered, answered
         ancestors = note["ancestors"]
-        reaper = next(iter(ancestors.values()))
-        assert "reaper.py" in reaper["cmdline"], ancestors
-        # Its parent, the reaper, is an ordinary process: readable, and nothing to find.
-        assert reaper["environ"] == "read" and reaper["environ_secrets"] == []
-        # No folder of Dask's, which the child could write, is on the children's import path.
-        assert "dask" not in " ".join(reaper["pythonpath"]), reaper["pythonpath"]
-        assert reaper["mem"] == "read" and reaper["fd"] == "read"
+        reapers = [s for s in ancestors.values() if "reaper.py" in s["cmdline"]]
+        assert len(reapers) == 1, ancestors
+        reaper = reapers[0]
+        # On the simulator each case runs in a fork of the harness (autograder.child.apart): the
+        # harness that forked it is non-dumpable, and the fork reads none of it.
+        for harness in (s for s in ancestors.values() if "autograder.child.harness" in s["cmdline"]):
+            assert (harness["environ"], harness["mem"], harness["fd"]) == \
+                ("PermissionError",) * 3, harness
+        # The reaper is an ordinary process: readable, and nothing to find; or, where the child
+        # runs under Landlock (autograder.sandbox.landlock), which keeps ptrace-mode access to
+        # its own domain, not readable at all.
+        if reaper["environ"] == "read":
+            assert reaper["environ_secrets"] == []
+            # No folder of Dask's, which the child could write, is on the children's import path.
+            assert "dask" not in " ".join(reaper["pythonpath"]), reaper["pythonpath"]
+            assert reaper["mem"] == "read" and reaper["fd"] == "read"
+        else:
+            assert (reaper["environ"], reaper["mem"], reaper["fd"]) == ("PermissionError",) * 3
         worker = [s for s in ancestors.values() if "spawn_main" in s["cmdline"]]
         assert len(worker) == 1, ancestors
         batch = ancestors.get(str(batch_pid))

@@ -108,3 +108,20 @@ def stencil_no_halo(a, b):
     up_down = tile[ty, tx + 1] + tile[ty + 2, tx + 1]  # the stencil
     sides = tile[ty + 1, tx] + tile[ty + 1, tx + 2]  # its other half
     b[row, col] = up_down + sides - 4 * tile[ty + 1, tx + 1]
+
+
+@cuda.jit
+def stencil_1d_with_halo(x, y):
+    """A 1-D 3-point stencil whose T + 2 tile is loaded whole: the interior by every thread, the
+    halo by the first and last thread of the block (zero past the array's ends)."""
+    tile = cuda.shared.array(T + 2, float32)
+    tx = cuda.threadIdx.x
+    i = cuda.blockIdx.x * T + tx
+    tile[tx + 1] = x[i] if i < x.size else 0.0
+    if tx == 0:
+        tile[0] = x[i - 1] if i >= 1 else 0.0
+    if tx == T - 1:
+        tile[T + 1] = x[i + 1] if i + 1 < x.size else 0.0
+    cuda.syncthreads()
+    if i < y.size:
+        y[i] = tile[tx] + tile[tx + 1] + tile[tx + 2]
