@@ -355,3 +355,35 @@ def test_a_course_own_exercise_is_carried_and_graded(installed, tmp_path):
     assert ran.returncode == 0, ran.stdout + ran.stderr
     _spec_and_pending(results)
     assert all(t["status"] == "passed" for t in results["tests"]), results["tests"]
+
+
+@pytest.mark.parametrize("files, graded, ignored", [
+    # issue 32, item 11: the .py that holds the work beside an empty notebook is graded
+    ({"solution.py": "x = 1\n", "notes.ipynb": json.dumps({"cells": [], "nbformat": 4})},
+     "solution.py", {"notes.ipynb": "holds no code"}),
+    ({"tiled_matmul.ipynb": json.dumps({"cells": [{"cell_type": "code", "source": "",
+                                                   "metadata": {}}], "nbformat": 4}),
+      "solution.py": "x = 1\n"}, "solution.py", {"tiled_matmul.ipynb": "holds no code"}),
+    ({"work.ipynb": json.dumps({"cells": [{"cell_type": "code", "source": "x = 1",
+                                          "metadata": {}}], "nbformat": 4}),
+      "helpers.py": "y = 2\n"}, "work.ipynb", {"helpers.py": "notebook is graded"}),
+    ({"tiled_matmul.py": "x = 1\n", "scratch.py": "y = 2\n"}, "tiled_matmul.py",
+     {"scratch.py": "does not name tiled_matmul"}),
+])
+def test_several_files_the_graded_one_and_the_others_are_named(tmp_path, files, graded,
+                                                               ignored):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    choice = gs_run.choose_submission(tmp_path, EXERCISE)
+    assert choice.path == tmp_path / graded and not choice.why
+    assert {name for name, _ in choice.ignored} == set(ignored)
+    note = choice.note(tmp_path)
+    assert note.startswith(f"Graded {graded}.")
+    for name, why in ignored.items():
+        assert name in note and why in dict(choice.ignored)[name]
+
+
+def test_a_lone_empty_notebook_is_still_the_one_refused(tmp_path):
+    (tmp_path / "notes.ipynb").write_text(json.dumps({"cells": [], "nbformat": 4}))
+    choice = gs_run.choose_submission(tmp_path, EXERCISE)
+    assert choice.path == tmp_path / "notes.ipynb" and choice.note(tmp_path) == ""

@@ -18,7 +18,9 @@ A submission is graded in this order, and results.json is always written:
 1. Where bubblewrap cannot run: no score, and a message that the grader failed (exit 2). No
    student code runs outside the sandbox.
 2. No file to grade, a link or special file, a file that cannot be read as Python source: score
-   0 and one message for the student (exit 0). No byte behind a link is read.
+   0 and one message for the student (exit 0). No byte behind a link is read. Among several
+   files, the one graded is chosen by :func:`choose_submission`, and the student's output names
+   it and every file not graded, with why (:meth:`Choice.note`): never a silent choice.
 3. Otherwise the grading (exit 0, whatever the score), with the assignment's secret seed: every
    submission of the assignment faces the same hidden inputs (:func:`class_seed`).
 
@@ -37,6 +39,7 @@ import stat
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import exercises
@@ -154,32 +157,97 @@ def _names_exercise(path: Path, exercise: str) -> bool:
         is not None
 
 
-def find_submission(folder: Path, exercise: str) -> tuple[Path | None, str]:
-    """The file to grade in Gradescope's submission ``folder`` (searched recursively, links
-    not followed; hidden folders, ``__MACOSX`` and ``.ipynb_checkpoints`` ignored), and, when
-    there is none, why. A link or special file with a ``.py`` / ``.ipynb`` name counts (it is
-    refused later, with its own message: :func:`refusal`).
+@dataclass(frozen=True)
+class Choice:
+    """What :func:`choose_submission` found in a submission folder: ``path``, the file to grade
+    (None when there is none, and then ``why``, the message for the student), and ``ignored``,
+    the other ``.py`` / ``.ipynb`` files, each as (name below the folder, why it is not graded)."""
 
-    One ``.py`` / ``.ipynb`` file is it. Among several, the ones whose name names the exercise
-    (``tiled_matmul.ipynb``, ``01_tiled_matmul.py``) are preferred, then a single notebook, then
-    a single ``.py`` file; anything still ambiguous is refused with the list of files.
+    path: Path | None
+    why: str = ""
+    ignored: tuple[tuple[str, str], ...] = ()
+
+    def note(self, folder: Path, graded: bool = True) -> str:
+        """The line a student reads about the files: which one was graded (``graded`` False:
+        chosen, then refused) and which were not, and why; ``""`` when the submission held one
+        file."""
+        if self.path is None or not self.ignored:
+            return ""
+        others = "; ".join(f"{name} ({why})" for name, why in self.ignored)
+        chosen = self.path.relative_to(folder)
+        head = f"Graded {chosen}." if graded else f"The file chosen to grade was {chosen}."
+        return f"{head} Not graded: {others}. Submit only the file you want graded."
+
+
+def _contents(path: Path) -> str:
+    """``"code"``, ``"empty"`` (read, and no code in it: an empty ``.py``, a notebook whose code
+    cells are empty, a file of 0 bytes) or ``"unread"`` (a link, a pipe, a malformed notebook:
+    refused later with its own message). No link is followed
+    (:func:`autograder.source.submission.load_source`)."""
+    from autograder.source.submission import EmptySubmission, SubmissionError, load_source
+
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            return "empty"
+        load_source(path)
+    except EmptySubmission:
+        return "empty"
+    except (SubmissionError, OSError):
+        return "unread"
+    return "code"
+
+
+def choose_submission(folder: Path, exercise: str) -> Choice:
+    """The file to grade in Gradescope's submission ``folder`` (searched recursively, links
+    not followed; hidden folders, ``__MACOSX`` and ``.ipynb_checkpoints`` ignored), the other
+    candidates and why each is not graded, or why there is nothing to grade. A link or special
+    file with a ``.py`` / ``.ipynb`` name counts (it is refused later, with its own message:
+    :func:`refusal`).
+
+    One ``.py`` / ``.ipynb`` file is it. Among several, files that hold no code (an empty
+    notebook beside the ``.py`` file that holds the work) are set aside, then the ones whose
+    name names the exercise (``tiled_matmul.ipynb``, ``01_tiled_matmul.py``) are preferred,
+    then a single notebook, then a single ``.py`` file; anything still ambiguous is refused
+    with the list of files.
     """
     found = _candidates(folder)
     if not found:
         others = sorted(p.name for p in _walk(folder))
         listing = f" (it holds: {', '.join(others[:10])})" if others else " (it is empty)"
-        return None, (f"No .py file or .ipynb notebook was found in your submission{listing}. "
-                      f"Upload your notebook ({exercise}.ipynb) or a .py file that defines what "
-                      "the exercise asks for.")
-    pool = [p for p in found if _names_exercise(p, exercise)] or found
-    for group in (pool, [p for p in pool if p.suffix == ".ipynb"],
-                  [p for p in pool if p.suffix == ".py"]):
+        return Choice(None, f"No .py file or .ipynb notebook was found in your submission"
+                            f"{listing}. Upload your notebook ({exercise}.ipynb) or a .py file "
+                            "that defines what the exercise asks for.")
+    set_aside: dict[Path, str] = {}
+    if len(found) > 1:
+        contents = {p: _contents(p) for p in found}
+        if "code" in contents.values():
+            set_aside.update((p, "it holds no code") for p in found if contents[p] == "empty")
+    pool = [p for p in found if p not in set_aside]
+    named = [p for p in pool if _names_exercise(p, exercise)]
+    if named:
+        set_aside.update((p, f"its name does not name {exercise}") for p in pool
+                         if p not in named)
+        pool = named
+    notebooks = [p for p in pool if p.suffix == ".ipynb"]
+    scripts = [p for p in pool if p.suffix == ".py"]
+    for group, why in ((pool, ""), (notebooks, "a notebook is graded before a .py file"),
+                       (scripts, "there are several notebooks and one .py file")):
         if len(group) == 1:
-            return group[0], ""
+            set_aside.update((p, why) for p in pool if p not in group)
+            ignored = tuple((str(p.relative_to(folder)), set_aside[p]) for p in found
+                            if p != group[0])
+            return Choice(group[0], "", ignored)
     names = ", ".join(str(p.relative_to(folder)) for p in pool)
-    return None, (f"Your submission has several files that could be the {exercise} exercise "
-                  f"({names}); submit only one .py file or .ipynb notebook, for instance "
-                  f"{exercise}.ipynb.")
+    return Choice(None, f"Your submission has several files that could be the {exercise} "
+                        f"exercise ({names}); submit only one .py file or .ipynb notebook, for "
+                        f"instance {exercise}.ipynb.")
+
+
+def find_submission(folder: Path, exercise: str) -> tuple[Path | None, str]:
+    """``(path, why)`` of :func:`choose_submission`: the file to grade, or why there is none."""
+    choice = choose_submission(folder, exercise)
+    return choice.path, choice.why
 
 
 def refusal(path: Path) -> str:
@@ -269,12 +337,17 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
         print(lock_solutions(root / "source" / "solutions"))
         require_sandbox()
         folder = root / "submission"
-        path, why = find_submission(folder, exercise)
-        why = (why or refusal(path) or unreadable(path)).replace(f"{folder}{os.sep}", "")
+        choice = choose_submission(folder, exercise)
+        path, files = choice.path, choice.note(folder)
+        why = (choice.why or refusal(path) or unreadable(path)).replace(f"{folder}{os.sep}", "")
         if why:
+            files = choice.note(folder, graded=False)
+            why = f"{why}\n{files}" if files else why
             print(f"not graded: {why}")
             _write(root, _student_zero(exercise, why, time.monotonic() - start))
             return 0
+        if files:
+            print(files)
         print(f"grading {path} for {exercise} on device {device}", flush=True)
         from ..grader import grade
         from ..report.console import print_result
@@ -284,7 +357,11 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
             result = grade(path, exercise, device=device, seed=seed)
         except ValueError as exc:  # bad device or arguments: the bundle's configuration
             raise GraderSetupError(str(exc)) from exc
-        _write(root, export.to_gradescope(result.to_dict(), time.monotonic() - start))
+        results = export.to_gradescope(result.to_dict(), time.monotonic() - start)
+        if files:  # after the score's own line: which file was graded, which were not
+            first, _, rest = results["output"].partition("\n")
+            results["output"] = "\n".join(x for x in (first, files, rest) if x)
+        _write(root, results)
         print_result(result)
         print(f"graded in {time.monotonic() - start:.1f} s")
         return 0

@@ -28,6 +28,11 @@ class SubmissionError(Exception):
     """The submission cannot be read as Python source; the message is written for the student."""
 
 
+class EmptySubmission(SubmissionError):
+    """The submission was read and holds no code: an empty ``.py`` file, a notebook whose code
+    cells are empty (or hold only magics and the autograder's test cells)."""
+
+
 @dataclass
 class Source:
     """Python source of a submission.
@@ -194,13 +199,28 @@ def notebook_source(raw: str, path: str) -> Source:
         text_lines.append("")
         origins.append((code_cell_no, len(lines) + 1))
     if not any(ln.strip() for ln in text_lines):
-        raise SubmissionError(f"{path} has no code cells with code in them")
-    return Source("\n".join(text_lines) + "\n", path, origins)
+        raise EmptySubmission(f"{path} has no code cells with code in them")
+    text = "\n".join(text_lines) + "\n"
+    if len(text.encode("utf-8")) > MAX_SUBMISSION_BYTES:
+        raise SubmissionError(
+            f"the code cells of {path} hold over {_size(MAX_SUBMISSION_BYTES)} of code, more "
+            "than the grader reads: submit the exercise's code alone")
+    return Source(text, path, origins)
 
 
-#: The largest submission read, in bytes: a kernel exercise's ``.py`` is a few KiB and a
-#: notebook with its outputs rarely over a MiB; a larger file is refused unread.
+#: The most code graded, in bytes: a ``.py`` file, or the code cells of a notebook together
+#: (UTF-8). A kernel exercise's code is a few KiB; a larger ``.py`` file is refused unread.
 MAX_SUBMISSION_BYTES = 8 * 1024 * 1024
+
+#: The largest notebook file read, in bytes. Only its code cells are graded, so its outputs and
+#: attachments (an embedded plot is megabytes of base64) do not count against
+#: :data:`MAX_SUBMISSION_BYTES`; this bound keeps the grader's reading finite.
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+
+#: The most JSON values (bounded by the count of ``,``, ``[`` and ``{``) a notebook over
+#: :data:`MAX_SUBMISSION_BYTES` may hold: a plot is one long string, and this bound keeps the
+#: memory that parsing takes proportional (tens of bytes a value) on any file.
+MAX_NOTEBOOK_VALUES = 4_000_000
 
 #: What :func:`read_submission_bytes` calls each kind of file it refuses (``stat.S_IFMT``).
 _KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a named pipe (FIFO)",
@@ -344,16 +364,25 @@ def load_source(path: str | Path) -> Source:
     byte-order mark before it allowed).
 
     Raises :class:`SubmissionError` for a missing file, a folder, a symbolic link, a named pipe,
-    a socket or a device, a file over :data:`MAX_SUBMISSION_BYTES`, a file that is not text in
+    a socket or a device, a ``.py`` file or a notebook's code over :data:`MAX_SUBMISSION_BYTES`
+    (a notebook's outputs and attachments do not count: the file may be up to
+    :data:`MAX_NOTEBOOK_BYTES`, :data:`MAX_NOTEBOOK_VALUES`), a file that is not text in
     its encoding (UTF-8 unless a ``.py`` file's coding line says otherwise), a malformed
     notebook, a notebook without code, or another file type.
     """
     p = Path(path)
     shown = str(path)
-    data = read_submission_bytes(p)
+    data = read_submission_bytes(p, MAX_NOTEBOOK_BYTES if p.suffix == ".ipynb"
+                                 else MAX_SUBMISSION_BYTES)
     if p.suffix not in (".py", ".ipynb"):
         raise SubmissionError(f"{shown} is neither a .py file nor an .ipynb notebook")
     if p.suffix == ".ipynb":
+        if len(data) > MAX_SUBMISSION_BYTES and \
+                sum(data.count(c) for c in (b",", b"[", b"{")) > MAX_NOTEBOOK_VALUES:
+            raise SubmissionError(
+                f"{shown} is over {_size(MAX_SUBMISSION_BYTES)} and holds over "
+                f"{MAX_NOTEBOOK_VALUES:,} values, more than the grader reads: clear its outputs "
+                "and save it again")
         try:  # a byte-order mark before the JSON is no reason to refuse it
             raw = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -363,6 +392,6 @@ def load_source(path: str | Path) -> Source:
         return notebook_source(raw, shown)
     raw = python_text(data, shown)
     if not raw.strip():
-        raise SubmissionError(f"{shown} is empty")
+        raise EmptySubmission(f"{shown} is empty")
     n = raw.count("\n") + 1
     return Source(raw, shown, [(None, i) for i in range(1, n + 1)])
