@@ -577,7 +577,7 @@ def check_assignment(
     a GPU) its mutation analysis. Exit 1 when a step fails."""
     _use_assignments(assignments_dir)
     _use_solutions(solutions_dir)
-    from autograder.authoring.check import check
+    from autograder.authoring.check import check, verdict
 
     if name not in exercises.names():
         _fail(str(exercises.UnknownExercise(name)))
@@ -592,8 +592,10 @@ def check_assignment(
         for line in step.detail.splitlines():
             out.print(f"    {escape(line)}", soft_wrap=True, highlight=False)
     failed = [s.name for s in steps if s.ok is False]
-    out.print(f"{name}: " + (f"{len(failed)} step(s) failed: {', '.join(failed)}" if failed
-                             else "ready"))
+    from autograder.grading.devices import resolve_device
+
+    out.print(escape(verdict(name, steps, resolve_device(device))), soft_wrap=True,
+              highlight=False)
     raise typer.Exit(1 if failed else 0)
 
 

@@ -167,6 +167,30 @@ def test_a_solution_that_loses_points_stops_grading_before_the_student(losing_so
     assert str(again.value) == message and len(graded) == count
 
 
+def test_a_preflight_that_says_see_the_concept_test_shows_it(monkeypatch, fresh_preflight,
+                                                            tmp_path):
+    """Issue 32, item 16: a solution that runs on the simulator but does not compile for a GPU
+    loses its correctness points "(see the concept test)"; the preflight's one line shows the
+    concept test's own message (the compiler's error), not only the pointer to it."""
+    broken = tmp_path / "transpose.py"
+    old = "            B[b_row, b_col] = tile[tx, ty + j]\n"
+    # never taken, so the simulator runs it; Numba's typing cannot unify float32 and a tuple
+    new = ("            v = tile[tx, ty + j]\n            if j < -1:\n"
+           "                v = (1, 2)\n            B[b_row, b_col] = v\n")
+    assert old in TRANSPOSE.read_text()
+    broken.write_text(TRANSPOSE.read_text().replace(old, new))
+    real = exercises.solution_path
+    monkeypatch.setattr(exercises, "solution_path",
+                        lambda ex: broken if getattr(ex, "name", ex) == "transpose" else real(ex))
+    with pytest.raises(GraderSetupError) as info:
+        preflight.check("transpose", TEST_DEVICE)
+    message = str(info.value)
+    if TEST_DEVICE == "sim":  # correctness passed there, and sends its reader to the concept test
+        assert "see the concept test" in message
+        assert "The concept test (concept: " in message and "TypingError" in message
+    assert "\n" not in message
+
+
 def test_the_cli_says_so_and_prints_no_grade(losing_solution):
     out = CliRunner().invoke(app, ["grade", str(TRANSPOSE), "--exercise", "transpose",
                                    "--device", TEST_DEVICE, "--json"])

@@ -11,7 +11,11 @@ The steps, each a :class:`Step` with what it found:
 4. **contract text**: the exercise's section of CONTRACTS.md is generated;
 5. **mutation analysis** (``autograder mutants``): every one-edit mutant of the solution loses
    points or is listed as equivalent; on a GPU by default, on the simulator when asked for (it
-   grades one file per mutant).
+   grades one file per mutant). Each survivor is named (id, line, edit).
+
+The last line (:func:`verdict`) says ``ready`` only when every step ran and passed and nothing
+was left unchecked: on the simulator the timing test, the GPU-only sizes, GPU-only expectations
+and (unless asked for) the mutation analysis never run, so it says ``provisional`` and names them.
 """
 
 from __future__ import annotations
@@ -27,11 +31,30 @@ MIN_KNOWN_BAD = 2
 @dataclass(frozen=True)
 class Step:
     """One step of the check: ``ok`` is None when it was skipped; ``detail`` says what it
-    found (a line per finding)."""
+    found (a line per finding); ``unchecked``: what it could not check on this device (on the
+    simulator: the timing test, the GPU-only sizes, GPU-only expectations), a line each."""
 
     name: str
     ok: bool | None
     detail: str
+    unchecked: tuple[str, ...] = ()
+
+
+def verdict(name: str, steps: list[Step], backend: str) -> str:
+    """The check's last line for assignment ``name`` checked on ``backend`` (``gpu``, ``sim``):
+    the failed steps; else ``provisional`` and what was not checked (a skipped step, points
+    that need a GPU) with how to check it; else ``ready``."""
+    failed = [s.name for s in steps if s.ok is False]
+    if failed:
+        return f"{name}: {len(failed)} step(s) failed: {', '.join(failed)}"
+    missing = [f"{s.name} (skipped)" for s in steps if s.ok is None]
+    missing += [line for s in steps for line in s.unchecked]
+    if not missing:
+        return f"{name}: ready"
+    how = (f"run `autograder check {name} --device gpu` on a machine with a GPU" if backend != "gpu"
+           else f"run `autograder check {name} --mutants`")
+    return (f"{name}: provisional: every step that ran passed, but this was not checked: "
+            f"{'; '.join(missing)}. Before handing it out, {how}.")
 
 
 def _definition(name: str) -> Step:
@@ -48,13 +71,22 @@ def _gradings(name: str, device: str, jobs: int) -> Step:
 
     rows = check_all([name], device, jobs=jobs)
     bad = len(exercises.mutants(name))
-    lines = [f"{r.submission}: expected {r.expected}, got {r.got} on {r.device}: "
-             f"{'ok' if r.ok else 'WRONG'}" for r in rows]
+    lines: list[str] = []
+    for r in rows:
+        lines.append(f"{r.submission}: expected {r.expected}, got {r.got} on {r.device}: "
+                     f"{'ok' if r.ok else 'WRONG'}")
+        lines += [f"  - {p}" for p in r.problems]  # the lost tests' own messages
     ok = all(r.ok for r in rows) and bad >= MIN_KNOWN_BAD
     if bad < MIN_KNOWN_BAD:
         lines.append(f"{bad} known-bad submission(s) in mutants/: keep {MIN_KNOWN_BAD} at least, "
                      "each with its '# kernelgrade-expect:' line")
-    return Step("solution and known-bad submissions", ok, "\n".join(lines))
+    unchecked = []
+    for r in rows:
+        if r.unchecked:
+            what = "never ran" if r.submission == rows[0].submission else ""
+            unchecked.append(f"{r.submission} on {r.device}: {', '.join(r.unchecked)}"
+                             + (f" {what}" if what else ""))
+    return Step("solution and known-bad submissions", ok, "\n".join(lines), tuple(unchecked))
 
 
 def _notebook(name: str) -> Step:
@@ -88,9 +120,19 @@ def _mutation(name: str, device: str) -> Step:
     analysis = run.analyse(name, every, listed, results, errors, backend,
                            {m.id for m in every}, False)
     verdicts = analysis.to_dict()
-    return Step("mutation analysis", not analysis.failed,
-                f"{len(every)} mutants on {backend}: "
-                + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.get("counts", {}).items())))
+    lines = [f"{len(every)} mutants on {backend}: "
+             + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.get("counts", {}).items()))]
+    for o in analysis.outcomes:  # each one that fails the step, by name, line and edit
+        if o.verdict in (run.SURVIVED, run.NOT_GRADED):
+            lines.append(f"{o.verdict}: {o.mutant.id}, {o.mutant.description}: {o.why}")
+    if analysis.failed:
+        lines.append(f"a survivor is a blind spot of the hidden tests: add a case that it fails, "
+                     f"or list it in {equivalent.path(name).name} with why it is equivalent")
+    lines += list(analysis.warnings)
+    judged = analysis.count(run.NOT_JUDGED)
+    unchecked = (f"{judged} mutants that lost nothing on {backend} but have points there that "
+                 "need a GPU",) if judged else ()
+    return Step("mutation analysis", not analysis.failed, "\n".join(lines), unchecked)
 
 
 def check(name: str, device: str = "auto", mutation: bool | None = None,

@@ -34,6 +34,13 @@ class CheckRow:
     ok: bool
     seconds: float
     device: str
+    #: What is wrong, a line each: the solution's lost tests with their messages, or the
+    #: known-bad file's unmet expectations (empty when ``ok``).
+    problems: tuple[str, ...] = ()
+    #: What this grading could not check on its device: the skipped tests that carry points
+    #: (name and points: on the simulator, the timing test and the GPU-only sizes), and a
+    #: known-bad file's expectations for the other backend.
+    unchecked: tuple[str, ...] = ()
 
 
 def _got(result) -> str:
@@ -57,13 +64,19 @@ def check_submission(name: str, path: Path, device: str, seed: int | None = None
     start = time.monotonic()
     # No preflight: this is the preflight's own check, shown row by row.
     result = grade(path, name, device=device, seed=seed, preflight=False)
+    skipped = tuple(f"{t.name} ({t.max_points:g} points)" for t in result.tests
+                    if t.status.value == "skipped" and t.max_points > 0)
     if Path(path) == exercises.solution_path(name):
-        return CheckRow(name, Path(path).name, "full marks", _got(result),
-                        not known_bad.full_marks_problems(result), time.monotonic() - start,
-                        result.device)
-    wanted = [str(e) for e in known_bad.expectations(path) if e.applies_to(result.device)]
+        problems = known_bad.full_marks_problems(result)
+        return CheckRow(name, Path(path).name, "full marks", _got(result), not problems,
+                        time.monotonic() - start, result.device, tuple(problems), skipped)
+    every = known_bad.expectations(path)
+    wanted = [str(e) for e in every if e.applies_to(result.device)]
+    elsewhere = tuple(f"{e} not checked" for e in every if not e.applies_to(result.device))
+    problems = known_bad.unmet(path, result)
     return CheckRow(name, f"mutants/{Path(path).name}", ", ".join(wanted) or "?", _got(result),
-                    not known_bad.unmet(path, result), time.monotonic() - start, result.device)
+                    not problems, time.monotonic() - start, result.device, tuple(problems),
+                    elsewhere)
 
 
 def check_exercise(name: str, device: str, seed: int | None = None) -> list[CheckRow]:

@@ -193,7 +193,17 @@ def _message(exercise: str, result, problems: list[str]) -> str:
     first = " ".join(problems[0].split())[:240]
     return (f"preflight: the instructor solution of {exercise} gets {result.score:g}/"
             f"{result.max_score:g} on {result.device}, so no student is graded: {cause}. "
-            f"First lost test: {first}")
+            f"First lost test: {first}{_referred(result, problems[0])}")
+
+
+def _referred(result, problem: str) -> str:
+    """The message of the test that ``problem`` sends its reader to ("see the concept test"),
+    as ``" The concept test: ..."``; ``""`` when it names none or that test has no message."""
+    for t in result.tests:
+        name = t.kind.value
+        if f"see the {name} test" in problem and t.message:
+            return f" The {name} test ({t.name}): " + " ".join(t.message.split())[:400]
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------

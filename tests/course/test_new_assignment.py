@@ -97,7 +97,13 @@ def test_check_passes_the_starter(starter):
     for step in ("definition", "solution and known-bad submissions", "notebook",
                  "contract text"):
         assert f"ok {step}" in out, out
-    assert f"{NAME}: ready" in out
+    # issue 32, item 16: "ready" only where everything ran; the simulator names what it did not
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(f"{NAME}: provisional: every step that ran passed"), out
+    assert "mutation analysis (skipped)" in last
+    if TEST_DEVICE == "sim":
+        assert "timing" in last and "never ran" in last and "--device gpu" in last
+    assert f"{NAME}: ready" not in out
 
 
 def test_check_fails_a_known_bad_submission_that_gets_full_marks(starter, tmp_path):
