@@ -23,13 +23,14 @@ from autograder.sandbox import parse_check
 from autograder.sandbox.mode import UNSANDBOXED_NOTE
 from autograder.grading import plan
 from autograder.grading.devices import default_limits
-from autograder.judge.cases import all_tests, early_failure, once, printed_for_student
+from autograder.judge.cases import (NOT_RUN_NO_CODE, NOT_RUN_UNREADABLE, all_tests, early_failure,
+                                    once, printed_for_student)
 from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import Device, received
 from autograder.wire.results import WITHHELD_NOTE, ExerciseResult, Status
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import scratch_dir
-from autograder.source.submission import SubmissionError, load_source
+from autograder.source.submission import EmptySubmission, SubmissionError, load_source
 
 
 def grade_submission(submission, exercise, backend: str, seed: int | None,
@@ -43,11 +44,13 @@ def grade_submission(submission, exercise, backend: str, seed: int | None,
     try:
         source = load_source(submission)
     except SubmissionError as exc:
-        result.tests = all_tests(exercise, Status.ERROR, str(exc))
+        result.tests = all_tests(exercise, Status.ERROR, str(exc), not_run=(
+            NOT_RUN_NO_CODE if isinstance(exc, EmptySubmission) else NOT_RUN_UNREADABLE))
         return result
     refusal = parse_check.check(source)  # in a child: the grader's process never compiles it
     if refusal is not None:
-        result.tests = once(all_tests(exercise, Status.ERROR, refusal.message),
+        result.tests = once(all_tests(exercise, Status.ERROR, refusal.message,
+                                      not_run=refusal.reason),
                             f"not run: {refusal.reason} (see above)")
         return result
     cases = driver_occupancy.fill(exercise, plan.make_cases(exercise, seed), backend)

@@ -39,21 +39,42 @@ def where(source: Source, err: Error) -> str:
     return f"{source.where(err.lineno)}" + (f" (`{code}`)" if code else "") + ": "
 
 
-def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
+#: Why none of a submission's code ran, in a few fixed words (``details["not_run"]`` of each
+#: test :func:`all_tests` makes): a hidden test says ``"not run: <reason>"``
+#: (:func:`autograder.report.parts.hidden_text`), never that the code raised an error.
+NOT_RUN_NO_CODE = "the submission has no code"
+NOT_RUN_UNREADABLE = "the submission could not be read as Python"
+NOT_RUN_IMPORT = "loading your code failed"
+NOT_RUN_CONTRACT = "your code does not fit the exercise (its names or signatures)"
+NOT_RUN_IMPORT_TIMEOUT = "loading your code did not finish in time"
+NOT_RUN_IMPORT_ENDED = "the grading process ended while loading your code"
+NOT_RUN_DEFAULT = "your code did not load"
+
+
+def all_tests(exercise: Exercise, status: Status, message: str,
+              not_run: str = NOT_RUN_DEFAULT) -> list[TestResult]:
     """Every test of ``exercise`` (cases, concept, timing, diagnostics) with one status and
-    message and no points: a submission that never reached its cases."""
-    tests = [TestResult(name=c.name, kind=Kind.CORRECTNESS, visibility=c.visibility, status=status,
-                        points=0.0, max_points=c.points, message=message)
-             for c in exercise.cases]
+    message and no points: a submission that never reached its cases. Unless ``status`` is
+    ``skipped``, each test's ``details`` is ``{"not_run": not_run}``: why nothing ran, in a few
+    fixed words (``NOT_RUN_*``: a refusal's reason, an empty file), which a hidden test shows
+    in place of its message."""
+    details = None if status is Status.SKIPPED else {"not_run": not_run}
+
+    def test(name, kind, visibility, max_points):
+        return TestResult(name=name, kind=kind, visibility=visibility, status=status,
+                          points=0.0, max_points=max_points, message=message,
+                          details=dict(details) if details else None)
+
+    tests = [test(c.name, Kind.CORRECTNESS, c.visibility, c.points) for c in exercise.cases]
     if exercise.concept:
-        tests.append(TestResult(name=concept_name(exercise), kind=Kind.CONCEPT,
-                                visibility="hidden", status=status, points=0.0,
-                                max_points=exercise.concept.points, message=message))
+        tests.append(test(concept_name(exercise), Kind.CONCEPT, "hidden",
+                          exercise.concept.points))
     if exercise.timing:
-        tests.append(TestResult(name=TIMING_NAME, kind=Kind.TIMING, visibility="hidden",
-                                status=status, points=0.0, max_points=exercise.timing.points,
-                                message=message))
-    return tests + diagnostics.all_tests(exercise, status, message)
+        tests.append(test(TIMING_NAME, Kind.TIMING, "hidden", exercise.timing.points))
+    diags = diagnostics.all_tests(exercise, status, message)
+    for t in diags:
+        t.details = dict(details) if details else None
+    return tests + diags
 
 
 def once(tests: list[TestResult], rest: str) -> list[TestResult]:
@@ -92,21 +113,30 @@ def printed_for_student(run, cases) -> bool:
 def early_failure(source: Source, run) -> tuple[Status, str] | None:
     """If the child (a :class:`autograder.sandbox.run.ChildRun`) never got past import and contract
     checks, the status and message for all tests (a timed-out run says which limit ran out)."""
+    early = early_failure_reason(source, run)
+    return None if early is None else early[:2]
+
+
+def early_failure_reason(source: Source, run) -> tuple[Status, str, str] | None:
+    """:func:`early_failure` with why nothing ran in a few fixed words (``NOT_RUN_*``) third,
+    for :func:`all_tests`' ``not_run``."""
     rx = received(run)
     if rx.first(Imported):
         return None
     for err in rx.errors("import", "contract"):
         what = ("importing your code failed" if err.phase == "import"
                 else "your code does not fit the exercise")
-        return Status.ERROR, f"{where(source, err)}{what}: {err.message}"
+        return (Status.ERROR, f"{where(source, err)}{what}: {err.message}",
+                NOT_RUN_IMPORT if err.phase == "import" else NOT_RUN_CONTRACT)
     if run.ended == "timeout":
         return Status.TIMEOUT, ("your code's top-level statements did not finish in time "
-                                + run.timeout_text("is there an endless loop outside the kernel?"))
+                                + run.timeout_text("is there an endless loop outside the kernel?")
+                                ), NOT_RUN_IMPORT_TIMEOUT
     if run.ended == "capped":  # its process tree went over a cap (autograder.sandbox.caps)
-        return Status.ERROR, f"while your code was imported, {run.capped}"
+        return Status.ERROR, f"while your code was imported, {run.capped}", NOT_RUN_IMPORT_ENDED
     return Status.ERROR, (f"the grading process ended while importing your code (exit code "
                           f"{run.exit_code}); does it call exit() or kill processes?"
-                          + output_hint(run))
+                          + output_hint(run)), NOT_RUN_IMPORT_ENDED
 
 
 def case_outputs(rx) -> dict:
@@ -228,6 +258,10 @@ RACE_RULE = ("On a GPU the outputs of such a kernel depend on the order its thre
 RACE_SEE_FIRST = ("counted as failed: the kernel has a race (in shared or global memory) or a "
                   "barrier that not every thread reaches, so its outputs depend on the order its "
                   "threads run (see {})")
+#: What a case decided by the race verdict adds when this backend never ran it (a GPU-only
+#: size on the simulator): its outputs were never seen, so nothing says they were wrong.
+RACE_NOT_RUN = ("; this size was not run here (it runs on a GPU only): the verdict does not "
+                "depend on its outputs")
 
 
 def apply_race_verdict(grading: Grading, tests: list[TestResult], report: dict | None) -> bool:
@@ -259,7 +293,10 @@ def apply_race_verdict(grading: Grading, tests: list[TestResult], report: dict |
     hazards = diagnostics.scheduling_hazards(grading.source, report)
     if not hazards:
         return False
-    _fail_every_case(tests, hazards, "race")
+    # sizes the simulator never runs (a GPU's only): decided too, and said to be not run here
+    unrun = ({c.spec.name for c in grading.cases if not c.spec.sim}
+             if grading.backend == "sim" else set())
+    _fail_every_case(tests, hazards, "race", unrun)
     return True
 
 
@@ -282,10 +319,13 @@ def apply_sanitizer_verdict(grading: Grading, tests: list[TestResult], sanitized
     return True
 
 
-def _fail_every_case(tests: list[TestResult], hazards: list[str], decided_by: str) -> None:
+def _fail_every_case(tests: list[TestResult], hazards: list[str], decided_by: str,
+                     unrun: set[str] = frozenset()) -> None:
     """Every correctness case of ``tests`` ``failed`` with no points for ``hazards`` (in
     place): the first public case names the first hazard and :data:`RACE_RULE`, the others
-    point to it."""
+    point to it. The cases named in ``unrun`` (sizes this backend never runs) add
+    :data:`RACE_NOT_RUN` and ``details["not_run_here"]``: nothing says their outputs were
+    wrong. What each says depends on the backend and the case, never on its outputs."""
     more = f" (and {len(hazards) - 1} more)" if len(hazards) > 1 else ""
     cases = [i for i, t in enumerate(tests) if t.kind is Kind.CORRECTNESS]
     first = next((i for i in cases if tests[i].visibility == "public"), cases[0] if cases else None)
@@ -293,10 +333,13 @@ def _fail_every_case(tests: list[TestResult], hazards: list[str], decided_by: st
         t = tests[i]
         message = (f"counted as failed: {hazards[0]}{more}. {RACE_RULE}" if i == first else
                    RACE_SEE_FIRST.format(tests[first].name))
+        details = {"decided_by": decided_by, "observed": t.status.value}
+        if t.name in unrun:  # a size this backend never runs: say so
+            message += RACE_NOT_RUN
+            details["not_run_here"] = True
         tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
                               status=Status.FAILED, points=0.0, max_points=t.max_points,
-                              message=message,
-                              details={"decided_by": decided_by, "observed": t.status.value})
+                              message=message, details=details)
 
 
 def judge_value(params: dict, got, expected, points: float, source: str = "expected") -> tuple:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from autograder.judge import diagnostics
 from autograder.judge import ptx
-from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, apply_sanitizer_verdict, case_errors, concept_name, early_failure, judge_case, once, where
+from autograder.judge.cases import TIMING_NAME, all_tests, apply_race_verdict, apply_sanitizer_verdict, case_errors, concept_name, early_failure, early_failure_reason, judge_case, once, where
 from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import CaseResult, Compiled, Error, Hello, Imported, TimingSamples, received
 from autograder.wire.results import Kind, Status, TestResult
@@ -19,6 +19,11 @@ from autograder.timing.measure import (configuration_text, reference_details, se
                                        timing_details, verdict)
 
 TIMING_SKIP = "timing needs a GPU: the simulator gives no timing"
+#: The timing test of a kernel that failed a correctness test, on either backend: its points
+#: can never be earned, so they are lost, not pending (never "provisional: 25 points need a
+#: GPU" for a kernel the GPU would not time).
+TIMING_NEEDS_CORRECT = ("timing counts only for a kernel that passes every correctness test: "
+                        "fix the failing ones first (the timing itself runs on a GPU)")
 
 #: The name of the exception the simulator child raises where a kernel asks for what Numba's
 #: CUDA simulator cannot run and a GPU can (a warp intrinsic):
@@ -75,9 +80,10 @@ def collect(grading: Grading, kids: Children, report: dict | None = None) -> lis
     whose findings, with ``kids.sanitized``'s, fail the concept test
     (:func:`autograder.judge.diagnostics.concept_problems`)."""
     exercise = grading.exercise
-    early = early_failure(grading.source, kids.run)
+    early = early_failure_reason(grading.source, kids.run)
     if early is not None:
-        return once(all_tests(exercise, *early), "not run (see above)")
+        status, message, why = early
+        return once(all_tests(exercise, status, message, not_run=why), "not run (see above)")
     tests = []
     correct_everywhere = True
     for c in grading.cases:
@@ -195,9 +201,10 @@ def judge_concept(grading: Grading, compiled_run, findings: list[str],
 
 
 def judge_timing(grading: Grading, run, correct_everywhere: bool) -> TestResult:
-    """The timing test from the timing's samples (``run``; None: it did not measure), skipped
-    on the simulator; no points unless ``correct_everywhere`` (every correctness case passed
-    or was skipped), nor for a kernel any of whose timed launches gave wrong outputs
+    """The timing test from the timing's samples (``run``; None: it did not measure); no points
+    unless ``correct_everywhere`` (every correctness case passed or was skipped: else
+    ``failed``, :data:`TIMING_NEEDS_CORRECT`, on either backend), skipped on the simulator
+    otherwise; nor points for a kernel any of whose timed launches gave wrong outputs
     (:func:`autograder.timing.outputs.wrong_launches`); an error while the GPU's self-check is
     off, else points for the ratio."""
     exercise, source = grading.exercise, grading.source
@@ -207,11 +214,10 @@ def judge_timing(grading: Grading, run, correct_everywhere: bool) -> TestResult:
         return TestResult(name=TIMING_NAME, kind=Kind.TIMING, visibility="hidden", status=status,
                           points=points, max_points=t.points, message=msg, details=details)
 
+    if not correct_everywhere:  # before the simulator's skip: these points are lost, not pending
+        return result(Status.FAILED, 0.0, TIMING_NEEDS_CORRECT)
     if grading.backend == "sim":
         return result(Status.SKIPPED, 0.0, TIMING_SKIP)
-    if not correct_everywhere:
-        return result(Status.FAILED, 0.0, "timing counts only for a kernel that passes every "
-                                          "correctness test")
     if run is None:
         return result(Status.ERROR, 0.0, "timing did not run: a test did not return its outputs")
     rx = received(run)
@@ -268,7 +274,8 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
     statements skipped, and every name bound to the same kind of value
     (:func:`definitions_differ`). A passed test that does not count is an ``error``, or
     ``skipped`` when the compile check was stopped by the machine it ran on
-    (:func:`setup_error`: the grader's setup, not the kernel). Changes ``tests`` in place."""
+    (:func:`setup_error`: the grader's setup, not the kernel); a skipped timing test then
+    fails (:data:`TIMING_NEEDS_CORRECT`). Changes ``tests`` in place."""
     crx = received(compiled_run)
     facts, built = crx.first(Compiled), crx.first(Imported)
     ran = received(run).first(Imported)
@@ -283,14 +290,21 @@ def void_unless_compiled(tests: list[TestResult], source: Source, run, compiled_
            "kernel)" if machine
            else "it does not compile for a real GPU (see the concept test)" if facts is None
            else differ or "the compile check did not report its definitions")
+    voided = False
     for i, t in enumerate(tests):
         if t.kind is Kind.CORRECTNESS and t.status is Status.PASSED:
+            voided = voided or not machine
             tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
                                   status=Status.SKIPPED if machine else Status.ERROR,
                                   points=0.0, max_points=t.max_points,
                                   message=f"right on the simulator, but {why}, so the "
                                   "simulator's result does not count"
                                   + ("; a GPU grades this test" if machine else ""))
+    for i, t in enumerate(tests):  # a case now fails: the timing's points are lost, not pending
+        if voided and t.kind is Kind.TIMING and t.status is Status.SKIPPED:
+            tests[i] = TestResult(name=t.name, kind=t.kind, visibility=t.visibility,
+                                  status=Status.FAILED, points=0.0, max_points=t.max_points,
+                                  message=TIMING_NEEDS_CORRECT)
 
 
 def definitions_differ(source: Source, ran: Imported | None,

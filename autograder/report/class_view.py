@@ -14,16 +14,32 @@ import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from autograder.judge.cases import NOT_RUN_CONTRACT, NOT_RUN_IMPORT, NOT_RUN_NO_CODE
 from autograder.wire.results import ExerciseResult, Kind, Status
 from . import charts
 from .html import _ENV, not_graded_view, page_name
 
+
+def _not_run(t) -> str:
+    """Why none of the code ran (``details["not_run"]``, :func:`autograder.judge.cases.
+    all_tests`), or ``""``."""
+    why = (t.details or {}).get("not_run")
+    return why if isinstance(why, str) else ""
+
+
 # (label, test) → True when the test shows that category. First match per test wins.
 _RULES = [
+    ("no code to grade (an empty notebook or file)",
+     lambda t: _not_run(t) == NOT_RUN_NO_CODE or (
+         t.status is Status.ERROR and ("has no code cells" in t.message
+                                       or t.message.endswith(" is empty")))),
     ("does not import or does not fit the exercise's contract",
-     lambda t: t.status is Status.ERROR and ("importing your code failed" in t.message
+     lambda t: t.status is Status.ERROR and (_not_run(t) in (NOT_RUN_IMPORT, NOT_RUN_CONTRACT)
+                                             or "importing your code failed" in t.message
                                              or "does not fit the exercise" in t.message
                                              or "does not parse" in t.message)),
+    ("not run: refused before it ran, or unreadable (see its message)",
+     lambda t: bool(_not_run(t))),
     ("does not compile for a real GPU",
      lambda t: "does not compile for a real GPU" in t.message),
     ("out-of-bounds index in a kernel (a boundary check missing?)",

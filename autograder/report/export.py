@@ -138,19 +138,16 @@ def _gs_status(status: str) -> str:
 def _gs_shown(result: dict) -> list[tuple[dict, str, str]]:
     """``(test, name, output)`` of each test of ``result`` as a student may read it in
     results.json: a hidden correctness test is ``hidden test N`` with a few words on how it
-    ended (the wording of nbgrader's feedback, :data:`autograder.report.parts.
-    HIDDEN_STATUS_TEXT`): no size, index, value or grader message, before or after grades are
+    ended (the wording of nbgrader's feedback, :func:`autograder.report.parts.
+    hidden_text`): no size, index, value or grader message, before or after grades are
     published. Every other test keeps its name and message."""
-    from .parts import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
-    from autograder.wire.results import Status
+    from .parts import hidden_text
 
     shown, hidden_no = [], 0
     for t in result["tests"]:
         if t["kind"] == "correctness" and t.get("visibility", "hidden") == "hidden":
             hidden_no += 1
-            status = Status(t["status"])
-            text = (HIDDEN_SKIPPED_ON_SIM if status is Status.SKIPPED and result["device"] == "sim"
-                    else HIDDEN_STATUS_TEXT[status])
+            text = hidden_text(t["status"], t.get("details"), result["device"])
             shown.append((t, f"hidden test {hidden_no}", text))
         else:
             shown.append((t, t["name"], t["message"]))

@@ -25,6 +25,32 @@ HIDDEN_STATUS_TEXT = {
 }
 #: ... and a skipped one on the simulator.
 HIDDEN_SKIPPED_ON_SIM = "runs on a GPU only"
+#: ... one that none of the code ran for (``details["not_run"]``: a refused or empty
+#: submission, code that did not load), with that reason in the grader's own words.
+HIDDEN_NOT_RUN = "not run: {}"
+#: ... and one the race verdict decided (``details["decided_by"]``), whatever its outputs
+#: were, or on a size this backend never runs (``details["not_run_here"]``).
+HIDDEN_RACE = ("counted as failed: the kernel has a race or a barrier not every thread "
+               "reaches (the diagnostics name it)")
+HIDDEN_RACE_NOT_RUN = ("not run here (it runs on a GPU only), and counted as failed: the kernel "
+                       "has a race or a barrier not every thread reaches (the diagnostics name it)")
+
+
+def hidden_text(status: Status | str, details: dict | None, device: str) -> str:
+    """The few words a hidden correctness test shows the student, from how it ended
+    (``status``), its ``details`` and the result's ``device``: never its size, its values or
+    the grader's message. Code that never ran says so (:data:`HIDDEN_NOT_RUN`), a case the
+    race verdict decided says that (:data:`HIDDEN_RACE`), not "wrong result"."""
+    status = Status(status)
+    details = details if isinstance(details, dict) else {}
+    not_run = details.get("not_run")
+    if isinstance(not_run, str) and not_run and status is not Status.SKIPPED:
+        return HIDDEN_NOT_RUN.format(not_run)
+    if details.get("decided_by") in ("race", "sanitizer") and status is Status.FAILED:
+        return HIDDEN_RACE_NOT_RUN if details.get("not_run_here") else HIDDEN_RACE
+    if status is Status.SKIPPED and device == "sim":
+        return HIDDEN_SKIPPED_ON_SIM
+    return HIDDEN_STATUS_TEXT[status]
 
 
 def part_tests(result: ExerciseResult, kind: str | Kind) -> list[TestResult]:
@@ -102,8 +128,7 @@ def part_rows(result: ExerciseResult, kind: str | Kind, *, reveal_hidden: bool =
     for t in part_tests(result, kind):
         if t.kind is Kind.CORRECTNESS and t.visibility == "hidden" and not reveal_hidden:
             hidden_no += 1
-            text = (HIDDEN_SKIPPED_ON_SIM if t.status is Status.SKIPPED and result.device == "sim"
-                    else HIDDEN_STATUS_TEXT[t.status])
+            text = hidden_text(t.status, t.details, result.device)
             rows.append((f"hidden test {hidden_no}", t, text))
         else:
             rows.append((t.name, t, t.message))
