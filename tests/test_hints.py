@@ -28,7 +28,8 @@ from conftest import SOLUTIONS, grade_file
 HINTS = Path(__file__).resolve().parent / "files" / "hints"
 KERNELS = ["f64_accumulator", "f32_accumulator", "column_tile", "padded_tile",
            "interleaved_sum", "sequential_sum", "big_shared", "small_shared", "strided_read",
-           "coalesced_read", "blockdim_sum", "naive_matmul", "edge_cut_tile", "whole_tile"]
+           "coalesced_read", "blockdim_sum", "naive_matmul", "edge_cut_tile", "whole_tile",
+           "halo_tile"]
 
 # An H200 as its driver reports it (harness.device_facts), and the simulator's fallback.
 H200 = hints.DeviceLimits(max_threads_per_sm=2048, max_blocks_per_sm=32,
@@ -104,6 +105,28 @@ def test_column_read_of_unpadded_tile_is_a_bank_conflict(ptx, report):
     found = [h for h in _kinds("column_tile", ptx, report) if h.kind == "bank_conflict"]
     assert [h.line for h in found] == [_line_of("column_tile", "b[r, tx] = tile[tx, r]")]
     assert "32-way" in found[0].text
+
+
+def test_bank_conflict_advice_is_the_arrays_own_and_pads_only_where_that_helps(ptx, report):
+    """Issue 32, item 19: the advice names the student's array and widths, never another
+    exercise's TILE_DIM, and suggests padding only where padding by one removes the conflict:
+    a 32x32 tile read along a column (32-way, 1-way padded), not a 16x16 block reading an
+    18-wide halo tile (2-way either way). The instrumented run's own messages say the same."""
+    from autograder.instrument import messages
+
+    column = [h for h in _kinds("column_tile", ptx, report) if h.kind == "bank_conflict"]
+    assert "padding tile's inner dimension by one element (tile of shape (32, 32 + 1))" in \
+        column[0].text.lower()
+    halo = [h for h in _kinds("halo_tile", ptx, report) if h.kind == "bank_conflict"]
+    assert halo and all("2-way" in h.text for h in halo)
+    for h in halo:
+        assert "would not remove it" in h.text
+        assert "padding halo's inner dimension" not in h.text.lower()
+    said = [m["text"] for name in ("column_tile", "halo_tile")
+            for m in messages(report[name]) if m["concept"] == "bank_conflict"]
+    assert len(said) == 3 and "tile of shape (32, 32 + 1)" in said[0]
+    for text in [h.text for h in column + halo] + said:
+        assert "TILE_DIM" not in text
 
 
 def test_padded_tile_has_no_bank_conflict_hint(ptx, report):

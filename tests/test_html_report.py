@@ -293,3 +293,22 @@ def test_page_names_of_keys_that_differ_only_in_accents_or_symbols_never_collide
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+\.html", n) for n in names)
     assert html.page_name("jos_occupancy") == "jos_occupancy.html"
     assert html.page_name("josé/occupancy") == html.page_name("josé/occupancy")
+
+
+def test_the_heatmaps_caption_names_the_exercises_own_output():
+    """Issue 32, item 19: the words above the heatmaps name the exercise's own output arrays and
+    its layout, never the matmul's tiles and phases."""
+    rng = np.random.default_rng(2)
+    expected = rng.standard_normal(1000).astype(np.float32)
+    got = expected.copy()
+    got[-24:] = 0.0
+    mask = wrong_mask("partial_sums", got, expected, TOL)
+    r = ExerciseResult("block_sum", "x.py", "sim", [
+        _test("public: n=1000", Kind.CORRECTNESS, Status.FAILED, 0, 10,
+              "24 of 1000 elements wrong", {"wrong_masks": [mask]})])
+    page = html.render_result(r)
+    assert "Each picture is an output array (partial_sums)" in page
+    assert "at the end of the array" in page and "last rows or columns" not in page
+    assert "phase" not in page
+    matmul = html.render_result(wrong())
+    assert "output array (C)" in matmul and "along its last rows or columns" in matmul

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from .bank_advice import advice
+
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
 _HAZARD = {"RAW": "read-after-write", "WAR": "write-after-read", "WAW": "write-after-write"}
 
@@ -128,6 +130,10 @@ def _uninitialized(report, where, file):
     return out
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _banks(report, where, file):
     out = []
     for c in report.get("bank_conflicts") or []:
@@ -136,8 +142,7 @@ def _banks(report, where, file):
         text = (f"{where(f, c['line'])}: {verb} {c['array']} is a {c['max_ways']}-way "
                 f"shared-memory bank conflict ({c['conflicted_instructions']} of "
                 f"{c['instructions']} warp accesses conflict): the lanes of a warp hit the "
-                f"same bank at different addresses. Pad the tile's inner dimension "
-                f"(e.g. TILE_DIM + 1) or change the access order.")
+                f"same bank at different addresses. {_capital(advice(c))}.")
         out.append(_msg("bank_conflict", "warning", [{"line": c["line"], "file": f}], text))
     return out
 

@@ -39,6 +39,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
+from autograder.instrument import bank_advice
 from autograder.source import loops, pyast
 from autograder.judge.inputs import Children, Grading
 from autograder.judge.occupancy_calculator import REGISTERS_PER_SM, resident_blocks
@@ -241,6 +242,10 @@ def _float64_hints(ptx: str, source, filename: str | None) -> list[Hint]:
     return [Hint("float64", first, text, _WEIGHT["float64"], also)]
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _bank_hints(report: dict | None, source) -> list[Hint]:
     out = []
     for c in (report or {}).get("bank_conflicts") or []:
@@ -253,8 +258,8 @@ def _bank_hints(report: dict | None, source) -> list[Hint]:
             f"{_where(source, c.get('line'))}: {verb} shared array {c.get('array')} is a "
             f"{c['max_ways']}-way bank conflict in {c['conflicted_instructions']} of "
             f"{c['instructions']} warp accesses: accesses of one warp to one bank are served "
-            f"one after another. Pad the tile's inner dimension (TILE_DIM + 1) or change the "
-            f"access order"), _WEIGHT["bank_conflict"] * min(c["max_ways"], 32) / 32 + 1))
+            f"one after another. {_capital(bank_advice.advice(c))}"),
+            _WEIGHT["bank_conflict"] * min(c["max_ways"], 32) / 32 + 1))
     return out
 
 
