@@ -105,7 +105,8 @@ def collect(grading: Grading, kids: Children, report: dict | None = None) -> lis
         correct_everywhere = False
     if exercise.concept:
         tests.append(judge_concept(grading, kids.compiled, diagnostics.concept_problems(
-            grading, report, kids.sanitized), report_limit(report)))
+            grading, report, kids.sanitized), report_limit(report),
+            bounds=diagnostics.bounds_problems(grading.source, report)))
     if exercise.timing:
         tests.append(judge_timing(grading, kids.timing, correct_everywhere))
     return tests
@@ -130,13 +131,20 @@ def setup_error(message: str) -> bool:
 
 
 def judge_concept(grading: Grading, compiled_run, findings: list[str],
-                  limit: str | None = None) -> TestResult:
+                  limit: str | None = None, bounds: list[str] = ()) -> TestResult:
     """The concept test from the PTX facts (shared memory, barriers, atomics, fences) of
     ``compiled_run`` (the child that compiled the kernel for a real GPU) and ``findings`` (the
     diagnostics' problems that fail it, the first three shown). ``limit``: what the simulator
     could not run in the instrumented run (:func:`report_limit`), whose evidence the concept
     test needs: then it is skipped with that reason (the grader's limit), no points. A
-    compile check stopped by the machine (:func:`setup_error`) is skipped likewise."""
+    compile check stopped by the machine (:func:`setup_error`) is skipped likewise.
+
+    ``bounds``: those of ``findings`` that are out-of-bounds accesses
+    (:func:`autograder.judge.diagnostics.bounds_problems`). They fail the test too, and the
+    message says what was found: an out-of-bounds access (the boundary-checks diagnostic
+    names each), and, when nothing else fell short, that shared memory and barriers were
+    found as the exercise asks; never the exercise's description as if it explained the
+    failure."""
     exercise, source = grading.exercise, grading.source
     concept = exercise.concept
     name = concept_name(exercise)
@@ -189,8 +197,20 @@ def judge_concept(grading: Grading, compiled_run, findings: list[str],
     detail = (f"{found.shared_bytes} bytes of shared memory, {found.barriers} barrier(s)"
               + (f", {found.atomics} atomic(s), {found.fences} fence(s)"
                  if concept.min_atomics or concept.min_fences else ""))
+    oob = [f for f in findings if f in bounds]
+    others = [f for f in findings if f not in bounds]
+    if oob and not missing and not others:
+        more = (f" (and {len(oob) - 1} more, listed under {diagnostics.BOUNDS})"
+                if len(oob) > 1 else f" (also under {diagnostics.BOUNDS})")
+        return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.FAILED,
+                          points=0.0, max_points=concept.points,
+                          message="failed for an out-of-bounds access (a boundary check), not "
+                          f"for how the kernel uses shared memory: {oob[0]}{more}. The concept "
+                          "test also asks that every index stays inside its array; your "
+                          "kernel's shared memory and barriers "
+                          f"were found as the exercise asks ({detail})")
     problems = [f"your kernel {_listed(missing)}"] if missing else []
-    problems += findings[:3]
+    problems += [f"out-of-bounds access: {f}" for f in oob[:1]] + others[:3 - min(len(oob), 1)]
     if problems:
         return TestResult(name=name, kind=Kind.CONCEPT, visibility="hidden", status=Status.FAILED,
                           points=0.0, max_points=concept.points,

@@ -105,9 +105,15 @@ def problems(exercise: Exercise, source, report: dict | None) -> list[str]:
         return [NO_REPORT]
     runs = each_run(report)
     # A barrier orders what it orders at some graded size: at one tile phase the barrier before
-    # the next phase's overwrite orders nothing, in the instructor's kernel too.
+    # the next phase's overwrite orders nothing, in the instructor's kernel too. A run that
+    # stopped (an out-of-bounds access) never showed what its barriers order: with one, the
+    # barriers are not counted (the stop is a finding of its own; the runs that finished may
+    # all have had one phase, where the instructor's second barrier orders nothing either).
     lines = sorted({n for r in runs for n in measured(exercise, r)["ordering_barriers"] or []})
-    failing = [(r, found) for r in runs for found in [_problems(exercise, source, r, lines)]
+    every = report.get("each") if isinstance(report.get("each"), list) else []
+    cut = any(isinstance(r, dict) and r.get("error") for r in every)
+    failing = [(r, found) for r in runs
+               for found in [_problems(exercise, source, r, lines, count_barriers=not cut)]
                if found]
     if not failing:
         return []
@@ -138,9 +144,11 @@ def _heaviest_block(use: Use, params: dict, report: dict):
     return None
 
 
-def _problems(exercise: Exercise, source, report: dict, barriers=None) -> list[str]:
+def _problems(exercise: Exercise, source, report: dict, barriers=None,
+              count_barriers: bool = True) -> list[str]:
     """:func:`problems` at one instrumented run's ``report``; ``barriers``: the ordering
-    barriers' lines over every run (None: this run's)."""
+    barriers' lines over every run (None: this run's); ``count_barriers``: False leaves the
+    ordering barriers' count out (a run stopped before it showed them)."""
     use: Use = exercise.concept.use
     if report.get("out_of_bounds"):  # the run stopped there: its counts are partial
         return []
@@ -190,7 +198,9 @@ def _problems(exercise: Exercise, source, report: dict, barriers=None) -> list[s
     lines = got["ordering_barriers"] if barriers is None or got["ordering_barriers"] is None \
         else barriers
     block = report.get("blockdim")
-    if use.ordering_barriers and lines is not None and len(lines) < use.ordering_barriers \
+    if not count_barriers:
+        pass
+    elif use.ordering_barriers and lines is not None and len(lines) < use.ordering_barriers \
             and isinstance(block, list) and all(b == 1 for b in block):
         found.append(f"your blocks have one thread each ({_setting(params, exercise)}), so no "
                      "thread uses data another thread loaded into shared memory: the exercise "

@@ -27,6 +27,7 @@ from autograder.source.submission import Source
 
 BARRIERS = "diagnostic: barriers"
 RACES = "diagnostic: shared-memory races"
+BOUNDS = "diagnostic: boundary checks"
 MEMORY = "diagnostic: memory accesses"
 WARPS = "diagnostic: warps (bank conflicts, divergence, global loads)"
 
@@ -266,6 +267,13 @@ def _bounds_problems(source, report) -> list[str]:
     return found
 
 
+def bounds_problems(source, report) -> list[str]:
+    """The instrumented runs' out-of-bounds accesses (``report``: :func:`merged`; None: none),
+    as the :data:`BOUNDS` diagnostic and the concept test word them: a boundary check missing,
+    whatever the outputs were."""
+    return _bounds_problems(source, report)
+
+
 def _memory_problems(source, sanitized) -> list[str]:
     return [f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer memcheck)"
             for f in getattr(sanitized.get("memcheck"), "findings", [])]
@@ -345,7 +353,7 @@ def concept_problems(grading: Grading, report, sanitized) -> list[str]:
             + _race_problems(source, report, sanitized) + _warp_problems(exercise, source, report))
 
 
-NAMES = (BARRIERS, RACES, MEMORY, WARPS)
+NAMES = (BARRIERS, RACES, BOUNDS, MEMORY, WARPS)
 
 
 def all_tests(exercise: Exercise, status: Status, message: str) -> list[TestResult]:
@@ -376,8 +384,8 @@ def tests(grading: Grading, report, sanitized, unavailable: str | None) -> list[
     results = []
     for name, problems in ((BARRIERS, _barrier_problems(source, report, sanitized)),
                            (RACES, _race_problems(source, report, sanitized)),
-                           (MEMORY, _bounds_problems(source, report)
-                            + _uninitialized_problems(source, report)
+                           (BOUNDS, _bounds_problems(source, report)),
+                           (MEMORY, _uninitialized_problems(source, report)
                             + _memory_problems(source, sanitized) + _kernel_errors(report)),
                            (WARPS, _warp_problems(exercise, source, report))):
         if problems:

@@ -63,6 +63,8 @@ _RULES = [
      lambda t: t.name == "diagnostic: barriers" and t.status is Status.FAILED),
     ("shared-memory race",
      lambda t: t.name == "diagnostic: shared-memory races" and t.status is Status.FAILED),
+    ("out-of-bounds access in the instrumented run (a boundary check missing)",
+     lambda t: t.name == "diagnostic: boundary checks" and t.status is Status.FAILED),
     ("memory errors in the instrumented run or compute-sanitizer",
      lambda t: t.name == "diagnostic: memory accesses" and t.status is Status.FAILED),
     ("bank conflicts or divergent warps beyond the exercise's limit",

@@ -1,4 +1,4 @@
-# kernelgrade-expect: concept=failed, diagnostic: memory accesses=failed
+# kernelgrade-expect: concept=failed, diagnostic: boundary checks=failed
 # kernelgrade-expect-sim: correctness=error
 """The solution with one edit: the tile is loaded up to ``BLOCK_SIZE + 3 * half``. At the widest
 masks (w = MAX_MASK_WIDTH) that writes past the end of the shared tile of ``BLOCK_SIZE +

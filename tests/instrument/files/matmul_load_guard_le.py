@@ -1,4 +1,4 @@
-# kernelgrade-expect: concept=failed, diagnostic: memory accesses=failed
+# kernelgrade-expect: concept=failed, diagnostic: boundary checks=failed
 """matmul_any_size's solution with one edit: the A tile's load guard is ``row <= m``. Row ``m``
 is read (inside the guarded buffer on a GPU, the next row's elements past the array's end) and
 its value goes only to rows of the tile no output uses: every output is right."""

@@ -1,4 +1,4 @@
-# kernelgrade-expect: concept=failed, diagnostic: memory accesses=failed
+# kernelgrade-expect: concept=failed, diagnostic: boundary checks=failed
 """block_scan that does its first step straight from global memory: ``left = x[i - 1]`` has
 no ``i > 0`` check, so thread 0 of block 0 reads ``x[-1]``, which NumPy and Numba wrap to the
 array's last element (no fault anywhere); its value is never used (``tid > 0`` only), so every
