@@ -41,6 +41,7 @@ from adversarial.test_adversarial import _sleepers
 from autograder.sandbox import mode as sandbox_mode
 from autograder.grader import grade
 from conftest import ROOT, TEST_DEVICE, SOLUTIONS
+from tests.adversarial.lift import reach_lifted  # noqa: F401 (a fixture: the hostile files run)
 
 SOLUTION = SOLUTIONS / "occupancy.py"
 # Folders every process on the host shares; bubblewrap gives a child private ones (or none).
@@ -218,7 +219,7 @@ def _plain_tmp_limit(mode: str, marker: str) -> None:
             Path(folder, marker).unlink(missing_ok=True)
 
 
-def test_the_next_submission_in_the_same_process_sees_nothing(mode, traces):
+def test_the_next_submission_in_the_same_process_sees_nothing(mode, traces, reach_lifted):
     leaves, spy, marker, sleep = traces
     solution = grade(SOLUTION, "occupancy", device=TEST_DEVICE, seed=7, preflight=False)
     assert solution.score > 0 and solution.score == solution.max_score - solution.pending_points
@@ -239,7 +240,8 @@ def test_the_next_submission_in_the_same_process_sees_nothing(mode, traces):
     assert bool(sandboxes) == (mode == "plain")
 
 
-def test_the_next_submission_on_a_batch_worker_sees_nothing(mode, traces, tmp_path):
+def test_the_next_submission_on_a_batch_worker_sees_nothing(mode, traces, tmp_path,
+                                                           reach_lifted):
     """Both graded by one Dask worker process, in turn (discovery order, one worker: on a GPU
     one GPU and one worker on it, not the default several)."""
     from autograder.batch.run import run_batch

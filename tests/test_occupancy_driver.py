@@ -20,6 +20,7 @@ from autograder.grading.driver_occupancy import Answers
 from autograder.errors import GraderSetupError
 from autograder.wire.results import Status
 from conftest import ROOT, TEST_DEVICE, grade_file, needs_gpu, SOLUTIONS
+from tests.adversarial.lift import reach_lifted  # noqa: F401 (a fixture: the hostile file runs)
 
 HOSTILE = ROOT / "tests" / "adversarial" / "files" / "reads_expected.py"
 SOLUTION = SOLUTIONS / "occupancy.py"
@@ -82,7 +83,8 @@ def test_the_solution_agrees_with_the_driver(monkeypatch):
         assert "max_threads_per_sm=" in t.message  # the GPU's limits were its arguments
 
 
-def test_a_function_that_searches_the_child_for_the_expected_value_gets_nothing(monkeypatch):
+def test_a_function_that_searches_the_child_for_the_expected_value_gets_nothing(
+        monkeypatch, reach_lifted):
     result = _grade(HOSTILE, monkeypatch)
     for t in _driver_tests(result):
         assert t.status is Status.FAILED and t.points == 0, t.message

@@ -25,15 +25,26 @@ def remember_source(path: str, text: str) -> None:
 
 
 def import_submission(path: str, text: str | None = None, lazy: bool = False,
-                      live=()) -> types.ModuleType:
+                      live=(), guard: bool = True) -> types.ModuleType:
     """The submission as a module, built by :func:`autograder.source.definitions.run_definitions`
     (imports, constants and function definitions only) from ``text`` (the grader's copy, sent
     in the request) or, without it, from the file at ``path``. The statements it skipped are
     in ``module.__dict__["__kernelgrade_skipped__"]`` (a list of ``Skipped``). ``lazy``: a
     kernel given a signature is not compiled eagerly (the compile child has no GPU). ``live``:
-    the names the contract asks for (:attr:`autograder.wire.contract.Contract.names`); a skipped statement binding one
-    is refused (:class:`autograder.source.definitions.NotGradable`)."""
+    the names the contract asks for (:attr:`autograder.wire.contract.Contract.names`); a
+    skipped statement binding one is refused
+    (:class:`autograder.source.definitions.NotGradable`).
+
+    The module reaches only what the contract names (:mod:`autograder.source.reach`): its
+    ``__builtins__`` is its own dict (:func:`autograder.source.reach.student_builtins`: plain
+    built-ins, the import gate), so every function it defines imports through the gate and
+    has no ``eval``, ``open`` or ``getattr``; and, before its first statement runs, the
+    process's audit hook refuses what the module's code is responsible for
+    (:func:`autograder.child.guard.install`; ``guard=False`` leaves the process without it: a
+    test that imports a submission in its own process). Nothing of the harness is in the
+    module: it runs after the harness's own imports."""
     from autograder.source.definitions import run_definitions
+    from autograder.source.reach import student_builtins
 
     if text is None:
         with open(path, encoding="utf-8") as f:
@@ -41,7 +52,12 @@ def import_submission(path: str, text: str | None = None, lazy: bool = False,
     remember_source(path, text)
     module = types.ModuleType("submission")
     module.__file__ = path
+    module.__dict__["__builtins__"] = student_builtins()
     sys.modules["submission"] = module
+    if guard:
+        from .guard import install
+
+        install(module.__dict__)
     skipped = run_definitions(text, path, module.__dict__, lazy=lazy, live=live)
     module.__dict__["__kernelgrade_skipped__"] = skipped
     return module

@@ -4,11 +4,13 @@ what is hidden from it.
 The child sees a read-only system (``/usr`` and the loader's files in ``/etc``), the Python
 installation and virtual environment, every folder the grader's own imports come from
 (PYTHONPATH entries, the user site, conda prefixes: see :func:`import_path`, searched by the
-child in the grader's order), the ``autograder`` package (each exercise folder's solution,
-known-bad submissions and notebook source hidden) and the scratch folder with the submission,
-read-only; a private ``/tmp`` (a size-capped tmpfs, also its working folder and ``HOME``); no
-network (``--unshare-net``); its own PID namespace (``--unshare-pid``: it cannot see or signal
-the grader, and every process it starts dies with it); no capabilities; and
+child in the grader's order), the ``autograder`` package's layers the child imports
+(:data:`CHILD_PACKAGE`: the grading steps, the judges, the front ends and the grader's own
+GPU queries are empty folders there, :func:`package_hidden`), the assignments (each exercise
+folder's solution, known-bad submissions and notebook source hidden) and the scratch folder with
+the submission, read-only; a private ``/tmp`` (a size-capped tmpfs, also its working folder and
+``HOME``); no network (``--unshare-net``); its own PID namespace (``--unshare-pid``: it cannot
+see or signal the grader, and every process it starts dies with it); no capabilities; and
 ``--die-with-parent``. The project's ``tests/``, ``examples/``, ``.git``, other users' files and
 other submissions are simply not there. GPU device nodes (``/dev/nvidia*``: the child's own
 GPU's only, where :mod:`autograder.sandbox.gpu_nodes` can name it) and ``/sys`` are passed
@@ -35,6 +37,14 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: The ``autograder`` package's folder, bound read-only.
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 TMPFS_BYTES = 256 << 20
+#: What a child sees of the ``autograder`` package: the harness and the foundations it imports
+#: (``tests/test_layers.py``: the child layer and below, and the sandbox's own modules). The
+#: rest (``grading/``: the grader's driver queries among them, ``judge/``, ``batch/``,
+#: ``report/``, the front ends, ``grader.py``, ``cli.py``) is hidden, so no code in a child can
+#: import it, whatever it gets past the child's own gate.
+CHILD_PACKAGE = frozenset({"__init__.py", "errors.py", "settings.py", "define.py", "__pycache__",
+                           "child", "wire", "source", "exercises", "host", "timing",
+                           "instrument", "sandbox"})
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ld.so.preload", "alternatives",
@@ -78,6 +88,21 @@ def _instructor_files_hidden(bound: list[Path]) -> list[str]:
     for folder in exercises.every_solution_folder():  # inside a bound venv or course: emptied
         if _covered(folder, bound):
             args += ["--tmpfs", str(folder)]
+    return args
+
+
+def package_hidden() -> list[str]:
+    """bwrap arguments that hide what a child does not import of the ``autograder`` package
+    (everything but :data:`CHILD_PACKAGE`): an empty folder over a folder, ``/dev/null`` over a
+    module file (unreadable there: bwrap binds it without device access)."""
+    args: list[str] = []
+    for entry in sorted(PACKAGE_DIR.iterdir()):
+        if entry.name in CHILD_PACKAGE or entry.is_symlink():
+            continue
+        if entry.is_dir():
+            args += ["--tmpfs", str(entry)]
+        elif entry.is_file():
+            args += ["--ro-bind", "/dev/null", str(entry)]
     return args
 
 
@@ -210,6 +235,7 @@ def arguments(workdir: Path, gpu: bool, extra_ro: tuple[Path, ...] = (),
             cmd += ["--ro-bind", str(d), str(d)]
             bound.append(d)
     cmd += _instructor_files_hidden(bound)
+    cmd += package_hidden()
     cmd += ["--ro-bind", str(workdir), str(workdir)]
     if writable is not None:
         cmd += ["--bind", str(writable), str(writable)]

@@ -13,10 +13,23 @@ levels deep (the package's own deepest module has 21), so every later ``ast.pars
 and recursive walk of it (the children's definitions runner, the instrumentation's rewriter)
 stays far below Python's default recursion limit.
 
-Whatever goes wrong (a ``SyntaxError``, too deep, too large, a crash of the child, its time
-limit) is a :class:`Refusal`: one plain message for the student, who gets a 0; a child that
-cannot run even ``pass`` is the grader's fault (:class:`autograder.errors.GraderSetupError`). The
-check runs no student code, so it needs no sandbox.
+The child also refuses, in the submission's top-level functions (kernels, device functions,
+plain functions: what the grader may run of it), the spellings by which code reaches beyond
+what the contract names (:mod:`autograder.source.reach`): an attribute with a leading underscore
+(``x.__class__``, ``os._exit``), the attributes of frames, code objects, generators and
+tracebacks (``gen.gi_frame.f_back.f_builtins``: see
+:data:`autograder.source.reach.INTROSPECTION_ATTRS`) and a dunder name (``__builtins__``,
+``__import__``). No honest kernel or exercise spells one, so this check names the line before
+any child starts; the grading child holds the same line at run time whatever the spelling (the import gate, its own built-ins, the audit hook:
+:mod:`autograder.child.guard`), and refuses the imports and module chains of the functions the
+grader calls (:func:`autograder.source.reach.check_functions`): a notebook's own helper that
+imports ``time`` is not refused here.
+
+Whatever goes wrong (a ``SyntaxError``, too deep, too large, out of reach, a crash of the child,
+its time limit) is a :class:`Refusal`: one plain message for the student, who gets a 0; a
+child that cannot run even ``pass`` is the grader's fault
+(:class:`autograder.errors.GraderSetupError`). The check runs no student code, so it needs no
+sandbox.
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ import sys
 from dataclasses import dataclass
 
 from autograder.errors import GraderSetupError
+from autograder.source import reach
 from autograder.source.submission import Source
 
 #: Deepest syntax tree accepted (module = 0; the package's deepest module has 21 levels).
@@ -41,10 +55,11 @@ RECURSION_LIMIT = 500
 #: never waits), so reaching it is the grader's fault.
 WALL_S = 120
 
-# The child: argv = [cpu_s, memory_bytes, recursion_limit, max_depth, path]; the source on
-# stdin as UTF-8; one JSON object on stdout: {"kind": "ok" | "syntax" | "deep" | "memory",
-# "msg": str, "lineno": int}. Python 3.11's parser raises MemoryError, not RecursionError, when
-# its own stack overflows (`N = 1**1**...` 3000 times): "memory" means either.
+# The child: argv = [cpu_s, memory_bytes, recursion_limit, max_depth, path, rules]; the source
+# on stdin as UTF-8; one JSON object on stdout: {"kind": "ok" | "syntax" | "deep" | "memory" |
+# "reach", "msg": str, "lineno": int}; rules: the JSON of _rules() (what "reach" refuses).
+# Python 3.11's parser raises MemoryError, not RecursionError, when its own stack overflows
+# (`N = 1**1**...` 3000 times): "memory" means either.
 _CHILD = r"""
 import resource, sys
 cpu, mem, rec, max_depth = map(int, sys.argv[1:5])
@@ -78,6 +93,41 @@ while stack:
     if depth > max_depth:
         say("deep", "", line)
     stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+rules = json.loads(sys.argv[6])
+attrs, prefixes, allowed = set(rules["attrs"]), tuple(rules["prefixes"]), rules["allowed"]
+
+def attribute(attr):
+    if attr.startswith("_"):
+        return f"attribute {attr}: attributes with a leading underscore are out of reach"
+    if attr in attrs or attr.startswith(prefixes):
+        return (f"attribute {attr}: frames, code objects, generators' and tracebacks' insides "
+                "and the interpreter's tables are out of reach")
+
+def dunder(name):
+    if name.startswith("__") and name.endswith("__"):
+        return f"the name {name} is out of reach"
+
+found = []
+for top in tree.body:
+    if not isinstance(top, ast.FunctionDef):
+        continue
+    for node in ast.walk(top):
+        why = None
+        if isinstance(node, ast.Attribute):
+            why = attribute(node.attr)
+        elif isinstance(node, ast.Name):
+            why = dunder(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            why = next(filter(None, map(dunder, node.names)), None)
+        elif isinstance(node, ast.keyword) and node.arg:
+            why = dunder(node.arg)
+        if why:
+            at = tuple(getattr(node, k, None) or 0
+                       for k in ("lineno", "col_offset", "end_col_offset"))
+            found.append((at, why))
+if found:  # the first in reading order: gen.gi_frame before .f_back
+    at, why = min(found)
+    say("reach", f"{why}: {allowed}", at[0])
 say("ok")
 """
 
@@ -89,6 +139,20 @@ class Refusal:
 
     message: str
     reason: str
+
+
+def _rules() -> str:
+    """What the child's reach check refuses, as JSON (:mod:`autograder.source.reach`)."""
+    return json.dumps({"attrs": sorted(reach.INTROSPECTION_ATTRS),
+                       "prefixes": list(reach.INTROSPECTION_PREFIXES),
+                       "allowed": reach.allowed_text()})
+
+
+def _reach(source: Source, msg: str, lineno: int) -> Refusal:
+    code = source.line_text(lineno).strip()[:80] if lineno else ""
+    where = f"{source.where(lineno)}: " if lineno else ""
+    return Refusal(f"{where}{msg}" + (f" (`{code}`)" if code else ""),
+                   "the code reaches beyond numba, numpy and math")
 
 
 def _syntax(source: Source, msg: str, lineno: int) -> Refusal:
@@ -133,6 +197,8 @@ def check(source: Source) -> Refusal | None:
         return _syntax(source, msg, lineno)
     if kind == "deep":
         return _deep(source, lineno)
+    if kind == "reach":
+        return _reach(source, msg, lineno)
     return Refusal("the code is nested too deeply or too large to compile (Python's compiler "
                    "ran out of room); write it in simpler steps",
                    "the code is nested too deeply or too large")
@@ -142,7 +208,7 @@ def _run(text: str, path: str) -> tuple[tuple[str, str, int] | None, int, str]:
     """``((kind, msg, lineno) or None when the child gave no answer, exit status, the end of
     its stderr)`` of the child on ``text``."""
     args = [sys.executable, "-I", "-S", "-c", _CHILD, str(CPU_S), str(MEMORY_BYTES),
-            str(RECURSION_LIMIT), str(MAX_DEPTH), path]
+            str(RECURSION_LIMIT), str(MAX_DEPTH), path, _rules()]
     try:
         done = subprocess.run(args, input=text.encode("utf-8", "surrogatepass"),
                               capture_output=True, timeout=WALL_S, check=False)

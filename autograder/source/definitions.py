@@ -7,7 +7,9 @@ the channel, all before the first kernel launch; no check made afterwards in the
 could be trusted. So the child runs, in order, only:
 
 * imports of ``numba``, ``numpy`` and ``math`` (and their submodules), names without a leading
-  underscore;
+  underscore, through the module's import gate: what they bind is a module of
+  :data:`autograder.source.reach.MODULES` or a name of one (``from numba import config`` and
+  ``from numba import sys`` are skipped);
 * assignments of *constant expressions* to plain names (``TILE_WIDTH = 16``,
   ``PADDED = TILE_DIM + 1``, ``SHAPE = (TILE, TILE)``, ``dtype = np.float32``,
   ``jit = cuda.jit``), evaluated here by a small interpreter: literals, names, arithmetic,
@@ -27,6 +29,10 @@ Values read off Numba's modules must be modules, callables or Numba types, never
 submission cannot branch on ``numba.config.ENABLE_CUDASIM``), and comparisons and conditions
 take data only: the simulator child and the GPU-compile child build the same definitions.
 
+The module has its own built-ins (:func:`autograder.source.reach.student_builtins`), and the
+functions the grader calls may not reach beyond what the contract names
+(:func:`autograder.source.reach.check_functions`: imports and attribute chains on modules).
+
 With this, on a GPU no student Python runs in the child at all: kernels and device functions are
 compiled by Numba. On the simulator a kernel's body runs as Python, which is why the grader
 counts simulator results only for a kernel that also compiles for a real GPU, from the same
@@ -44,7 +50,7 @@ import math
 import types
 from dataclasses import dataclass
 
-from autograder.source import pyast
+from autograder.source import pyast, reach
 from autograder.source.same_code import NotGradable, check_kernels, check_skipped_bindings  # noqa: F401
 
 ALLOWED_MODULES = ("numba", "numpy", "math")
@@ -127,7 +133,8 @@ class _Kinds:
         return False
 
     def is_module(self, v) -> bool:
-        return isinstance(v, types.ModuleType) and _root_allowed(v.__name__)
+        """One of the modules a submission may reach (:data:`autograder.source.reach.MODULES`)."""
+        return reach.module_allowed(v)
 
     def is_student_function(self, v) -> bool:
         return (type(v) is types.FunctionType
@@ -432,6 +439,14 @@ class _Runner:
         for name in _bound_names(node):
             self.skipped_names.setdefault(name, node.lineno)
 
+    def exec_import(self, node) -> None:
+        """Run an import through the namespace's gate (:func:`autograder.source.reach.gate`):
+        what it would bind outside :data:`autograder.source.reach.MODULES` is skipped."""
+        try:
+            self.exec_node(node)
+        except reach.ReachError as exc:
+            raise Disallowed(str(exc)) from None
+
     def exec_node(self, node) -> None:
         code = compile(ast.Module(body=[node], type_ignores=[]), self.path, "exec",
                        dont_inherit=True)
@@ -463,7 +478,7 @@ class _Runner:
                 if not _root_allowed(alias.name):
                     raise Disallowed(f"import {alias.name}: only numba, numpy and math are "
                                      "imported")
-            self.exec_node(node)
+            self.exec_import(node)
         elif isinstance(node, ast.ImportFrom):
             if node.module == "__future__":
                 return
@@ -473,7 +488,7 @@ class _Runner:
             for alias in node.names:
                 if alias.name != "*" and alias.name.startswith("_"):
                     raise Disallowed(f"name {alias.name} is not imported")
-            self.exec_node(node)
+            self.exec_import(node)
         elif isinstance(node, ast.Assign):
             for t in node.targets:
                 _targets(t)
@@ -560,12 +575,37 @@ def run_definitions(text: str, path: str, namespace: dict, lazy: bool = False,
     compiles eagerly: the GPU-compile child has no GPU to compile for, and compiles the kernel
     for the contract's signature itself."""
     tree = pyast.parse(text, filename=path)
-    namespace.setdefault("__builtins__", builtins)
+    namespace.setdefault("__builtins__", reach.student_builtins())
     runner = _Runner(path, namespace, _Kinds(path), lazy)
     runner.run(tree)
     check_skipped_bindings(runner, text, set(live))
-    check_kernels(runner, {n.lineno: n for n in runner.kept if isinstance(n, ast.FunctionDef)})
+    defs = {n.lineno: n for n in runner.kept if isinstance(n, ast.FunctionDef)}
+    check_kernels(runner, defs)
+    _check_reach(runner, defs, set(live))
     return runner.skipped
+
+
+def _check_reach(runner, defs: dict, live: set) -> None:
+    """:func:`autograder.source.reach.check_functions` on the functions the grader may run:
+    the kernels and device functions, the functions the contract names (``live``) and the
+    submission's functions those read. Raises :class:`NotGradable` with the line."""
+    from autograder.source.same_code import _kernel_reads
+
+    names = set(_kernel_reads(runner.ns, runner.k, live)) | live
+    names |= {n for n, v in runner.ns.items() if runner.k.is_kernel(v)}
+    nodes = []
+    for name in sorted(names):
+        value = runner.ns.get(name)
+        fn = getattr(value, "py_func", value) if runner.k.is_kernel(value) else value
+        if not runner.k.is_student_function(fn):
+            continue
+        node = defs.get(fn.__code__.co_firstlineno)
+        if node is not None and node not in nodes:
+            nodes.append(node)
+    found = reach.check_functions(nodes, runner.ns)
+    if found:
+        line, message = found
+        raise NotGradable(f"line {line}: {message}", line)
 
 
 def bindings(namespace: dict, path: str) -> dict[str, str]:

@@ -14,12 +14,15 @@ Every file in ``files/`` says what it tries and what it must get in its leading 
 ``# adversarial-outside: NAME``            no NAME file in the package, the project or /tmp
 ``# adversarial-limits: I C T``            import, case and total timeouts in seconds
 ``# adversarial-needs: bubblewrap``        skipped (with the reason) where bubblewrap cannot run
+``# adversarial-lift: reach``               graded with the reach layers lifted (``lift.py``), as if
+                                           the file had got past them: it tests what holds after
 
 Runs on the simulator by default and on a GPU with ``KERNELGRADE_TEST_DEVICE=gpu``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -33,6 +36,7 @@ from autograder.sandbox import mode as sandbox_mode
 from autograder.grader import default_limits
 from autograder.sandbox.limits import Limits
 from conftest import ROOT, TEST_DEVICE, grade_file
+from tests.adversarial.lift import lifted_reach
 
 FILES = Path(__file__).resolve().parent / "files"
 HOSTILE = sorted(FILES.glob("*.py"))
@@ -117,7 +121,8 @@ def test_hostile_submission_gets_nothing_and_the_grader_carries_on(path: Path):
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        result = grade_file(path, h["exercise"][0], limits=limits)
+        with lifted_reach() if "reach" in h.get("lift", []) else contextlib.nullcontext():
+            result = grade_file(path, h["exercise"][0], limits=limits)
         watching.set()
         watcher.join()
         shown = "\n".join(f"  {t.name}: {t.status.value} {t.message[:160]}" for t in result.tests)

@@ -25,6 +25,7 @@ from autograder.gradescope.run import SOLUTIONS_OWNER
 from autograder.report.parts import HIDDEN_SKIPPED_ON_SIM, HIDDEN_STATUS_TEXT
 
 from conftest import EXERCISES, TEST_DEVICE, SOLUTIONS
+from tests.adversarial.lift import lift_folder
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="needs bubblewrap (apt-get install bubblewrap)")
@@ -262,7 +263,7 @@ def test_a_submission_that_hunts_for_the_solution_finds_nothing(image, python, t
     guess = root / "source" / "solutions" / EXERCISE / "solution.py"
     assert guess.is_file()  # the attacker guesses the right path (readable by the grader)
     (root / "submission" / "tiled_matmul.py").write_text(_attacker(root))
-    proc, results, text = run_autograder(root, python)
+    proc, results, text = run_autograder(root, python, PYTHONPATH=lift_folder())  # past reach
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ATTACK-REPORT tried" in text  # its words reach the student...
     assert "read 0" in text and "read 1" not in text  # ...and it read nothing

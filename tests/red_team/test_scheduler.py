@@ -43,6 +43,7 @@ from autograder.exercises import known_bad
 from autograder.wire.results import ExerciseResult
 from autograder.batch.store import ResultStore
 from conftest import EXERCISES, ROOT, SOLUTIONS
+from tests.adversarial.lift import lift_env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="non-dumpable processes and /proc are Linux's")
@@ -454,7 +455,7 @@ def _graded(base: Path, mode: str) -> tuple[dict, dict[str, Path], list[dict], i
         _isolated([sys.executable, "-m", "autograder.cli", "batch", str(root), "--db", str(db),
                   "--device", "sim", "--workers", "2", "--seed", str(BATCH_SEED)],
                  drop_caps=mode != "require"),
-        cwd=ROOT, env=_env(KERNELGRADE_SANDBOX=mode), stdout=subprocess.PIPE,
+        cwd=ROOT, env=lift_env(_env(KERNELGRADE_SANDBOX=mode)), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]

@@ -1,6 +1,7 @@
 # adversarial: writes a frame on the private channel that announces a 2 GiB array, then garbage,
 # hoping the grader allocates it (or chokes on it).
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-note: bytes of results and was stopped
 # kernelgrade-expect: correctness=error
 

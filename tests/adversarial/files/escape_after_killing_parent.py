@@ -2,6 +2,7 @@
 # reaper; the harness is the process that forked this case's), and lives on as
 # `sleep 31337.5`. Only bubblewrap's PID namespace can catch this one.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-needs: bubblewrap
 # adversarial-orphan: 31337.5
 # kernelgrade-expect: correctness=failed

@@ -2,6 +2,7 @@
 # os.system, __import__, eval, exec, open) and a cuda.jit signature string that runs code when
 # Numba evaluates it; each would leave a marker file in /tmp.
 # adversarial-exercise: tiled_matmul
+# adversarial-lift: reach
 # adversarial-marker: /tmp/kernelgrade-adversarial-escape-marker
 # kernelgrade-expect: correctness=failed
 from numba import cuda, float32

@@ -2,7 +2,7 @@
 # in the main thread's frames, compute every case's answer on the host, write forged "case"
 # records and "done" on the private channel, and exit before the real results go out.
 # adversarial-exercise: tiled_matmul
-# adversarial-message: attribute _exit is not available in a kernel
+# adversarial-message: attribute modules: frames, code objects
 # kernelgrade-expect: correctness=error, concept=error
 import numpy as np
 from numba import cuda

@@ -2,6 +2,7 @@
 # child's process group) that becomes `sleep 31337.25`, and a busy non-daemon thread; then
 # answers wrongly. Everything must be gone once grading returns.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-orphan: 31337.25
 # kernelgrade-expect: correctness=failed
 STARTED = []

@@ -4,6 +4,7 @@
 # namespace's init, the harness that forked the process of this case, and itself); the harness
 # killed, no later case runs.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-needs: bubblewrap
 # adversarial-message: returned 1003
 # kernelgrade-expect: correctness=failed

@@ -1,6 +1,7 @@
 # adversarial: prints a perfect result (a fake JSON report and "100 / 100 points") and exits the
 # process with status 0 the first time the grader calls it.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-message: the grading process ended early
 # kernelgrade-expect: correctness=error
 

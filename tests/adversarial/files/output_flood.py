@@ -1,5 +1,6 @@
 # adversarial: tries to print 16 GiB (ignoring write errors), then answers wrongly.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # kernelgrade-expect: correctness=failed
 
 

@@ -5,6 +5,7 @@
 # the driver itself, the child held the driver's answer in a local and this got 20 of 20 points
 # of the GPU cases.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-message: returned -1
 # kernelgrade-expect: correctness=failed
 NAMES = ("expected", "expect", "answer", "answers", "want", "reference", "blocks")

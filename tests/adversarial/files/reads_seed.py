@@ -2,6 +2,7 @@
 # every visible process's environment and command line, in its open files and in the harness's
 # memory (the request); answers 1001 when it finds it, 1000 when not.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-message: returned 1000
 # kernelgrade-expect: correctness=failed
 SEED = "2026" + "1122"  # never literally in this file, which the child holds

@@ -1,6 +1,7 @@
 # adversarial: answers with the instructor's own solution, found through the autograder package
 # (the checkout's solutions/ beside it, the folder of assignments, a search of the file system).
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-needs: bubblewrap
 # kernelgrade-expect: correctness=failed
 FOUND = []

@@ -2,6 +2,7 @@
 # package, the host's /tmp, HOME) and tries to overwrite its own submission.py. With bubblewrap
 # none of them lands: the system and package are read-only and /tmp is private.
 # adversarial-exercise: occupancy
+# adversarial-lift: reach
 # adversarial-outside: kernelgrade-adversarial-outside-marker
 # kernelgrade-expect: correctness=failed
 NAME = "kernelgrade-adversarial-outside-marker"
