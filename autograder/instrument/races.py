@@ -43,10 +43,32 @@ _CONFLICTS = {READ: (WRITE, ATOMIC), WRITE: (READ, WRITE, ATOMIC), ATOMIC: (READ
 
 
 class SharedRaces(Analysis):
+    """Shared-memory hazards; each entry names, as ``"barriers"``, the barrier interval where
+    it was first found: ``{"after": <where>, "before": <where>}`` (``where``: ``{"line": n}``,
+    with ``"file"`` outside the kernel's file; None for the kernel's start or end), so a message
+    can say which barriers the two accesses ran between (a write at a line above the opening
+    barrier is the next iteration's of a loop)."""
+
     key = "races"
 
     def __init__(self):
         self._found = {}   # (hazard, array, loc first, loc second) -> entry
+        self._opened = None  # loc of the barrier that opened this interval (None: the start)
+        self._new = []       # entries first found in this interval
+
+    def episode(self, rec, episode, arrived, exited):
+        locs = {}
+        for _, loc in arrived:
+            locs[loc] = locs.get(loc, 0) + 1
+        closed = max(locs, key=locs.get) if locs else None
+        for entry in self._new:
+            entry["barriers"] = {"after": None if self._opened is None else rec.where(self._opened),
+                                 "before": None if closed is None else rec.where(closed)}
+        self._new = []
+        self._opened = closed
+
+    def block_end(self, rec):
+        self._opened = None
 
     def interval(self, rec, iv):
         log = iv.log
@@ -106,6 +128,7 @@ class SharedRaces(Analysis):
                 "count": 0,
                 "space": "shared",
             }
+            self._new.append(entry)
         entry["count"] += 1
 
     def result(self, rec):

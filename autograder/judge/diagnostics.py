@@ -170,10 +170,46 @@ def _race(source, r: dict) -> str:
     between = ("in two blocks, with no fence protocol between them (cuda.threadfence() then an "
                "atomic in the block that goes first, an atomic then cuda.threadfence() in the "
                "other)" if grid else "with no barrier between them")
+    later = {}
+    if not grid and isinstance(r.get("barriers"), dict):
+        between, later = _race_interval(source, r["barriers"], first, second)
     return (f"{r.get('kind', 'race')} race on {space} array {r.get('array', '?')} ({element}): "
             f"{first.get('access', '?')} at {_lines(source, [first.get('line')])} by "
-            f"{who(first)}, {second.get('access', '?')} at "
-            f"{_lines(source, [second.get('line')])} by {who(second)} {between}{_at(r)}")
+            f"{who(first)}{later.get('first', '')}, {second.get('access', '?')} at "
+            f"{_lines(source, [second.get('line')])} by {who(second)}{later.get('second', '')}"
+            f"{between if between.startswith(';') else ' ' + between}{_at(r)}")
+
+
+def _race_interval(source, barriers: dict, first: dict, second: dict) -> tuple[str, dict]:
+    """What a shared race's two accesses ran between (``barriers``: the interval's opening and
+    closing barrier, :class:`autograder.instrument.races.SharedRaces`), without saying "no
+    barrier between" two lines that have one between them in the source: an access at a line
+    above the opening barrier (same file) ran in the next iteration of its loop, and the
+    message says so, with where a barrier would order them. Returns (the words after the
+    accesses, starting ``"; "``, and ``{"first"|"second": " in the next iteration of the
+    loop"}`` for the access that looped)."""
+    def loc(side):
+        return side if isinstance(side, dict) and isinstance(side.get("line"), int) else None
+
+    after, before = loc(barriers.get("after")), loc(barriers.get("before"))
+    opened = (f"the barrier at {_lines(source, [after['line']])}" if after
+              else "the kernel's start")
+    closed = (f"the next barrier a thread reaches ({_lines(source, [before['line']])})" if before
+              else "the kernel's end")
+    later = {}
+    for name, side in (("first", first), ("second", second)):
+        line = side.get("line")
+        if after and isinstance(line, int) and line < after["line"] \
+                and side.get("file") == after.get("file"):
+            later[name] = " in the next iteration of the loop"
+    text = f"; both ran after {opened} and before {closed}, so nothing orders them"
+    if len(later) == 1:
+        looped, other = (first, second) if "first" in later else (second, first)
+        text += (f" (a cuda.syncthreads() after {_lines(source, [other.get('line')])}, at the "
+                 f"end of the loop body before the next iteration's "
+                 f"{looped.get('access', 'access')} at {_lines(source, [looped.get('line')])}, "
+                 "would)")
+    return text, later
 
 
 def _race_problems(source, report, sanitized) -> list[str]:
