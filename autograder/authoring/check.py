@@ -9,6 +9,10 @@ The steps, each a :class:`Step` with what it found:
    (:mod:`autograder.authoring.solutions`), on a GPU where there is one, else on the simulator;
 3. **notebook**: the nbgrader source notebook builds from ``notebook.py`` and the solution;
 4. **contract text**: the exercise's section of CONTRACTS.md is generated;
+   **concept thresholds**: the numbers the concept test tells students of the instructor's kernel
+   (:class:`autograder.exercises.base.Use`), each printed beside the one measured from the
+   solution's instrumented run (:mod:`autograder.authoring.thresholds`); failed where they
+   disagree;
 5. **mutation analysis** (``autograder mutants``): every one-edit mutant of the solution loses
    points or is listed as equivalent; on a GPU by default, on the simulator when asked for (it
    grades one file per mutant). Each survivor is named (id, line, edit).
@@ -82,10 +86,12 @@ def _gradings(name: str, device: str, jobs: int) -> Step:
                      "each with its '# kernelgrade-expect:' line")
     unchecked = []
     for r in rows:
-        if r.unchecked:
-            what = "never ran" if r.submission == rows[0].submission else ""
-            unchecked.append(f"{r.submission} on {r.device}: {', '.join(r.unchecked)}"
-                             + (f" {what}" if what else ""))
+        if r.unchecked and r is rows[0]:
+            unchecked.append(f"{r.submission}'s tests that {r.device} does not run "
+                             f"({', '.join(r.unchecked)})")
+        elif r.unchecked:
+            unchecked.append(f"{r.submission}'s expectations for another device "
+                             f"({', '.join(r.unchecked)})")
     return Step("solution and known-bad submissions", ok, "\n".join(lines), tuple(unchecked))
 
 
@@ -109,6 +115,24 @@ def _contract(name: str) -> Step:
     return Step("contract text", True, text.strip())
 
 
+def _thresholds(name: str) -> Step:
+    """The concept test's stated numbers beside the solution's measured ones
+    (:mod:`autograder.authoring.thresholds`): failed where a student would be told something
+    the solution does not do."""
+    from autograder.authoring.thresholds import measure
+
+    rows = measure(name)
+    if not rows:
+        return Step("concept thresholds", True, "no measured bounds (the concept test reads "
+                                                "the PTX only)")
+    lines = list(dict.fromkeys(r.line() for r in rows))  # a size graded twice, said once
+    wrong = [r for r in rows if not r.agrees]
+    if wrong:
+        lines.append("fix the exercise's Use functions (exercise.py) so that they give what "
+                     "the solution does: students read them as the instructor kernel's numbers")
+    return Step("concept thresholds", not wrong, "\n".join(lines))
+
+
 def _mutation(name: str, device: str) -> Step:
     from autograder.mutation import equivalent, run
     from autograder.mutation.operators import mutants
@@ -124,7 +148,7 @@ def _mutation(name: str, device: str) -> Step:
              + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.get("counts", {}).items()))]
     for o in analysis.outcomes:  # each one that fails the step, by name, line and edit
         if o.verdict in (run.SURVIVED, run.NOT_GRADED):
-            lines.append(f"{o.verdict}: {o.mutant.id}, {o.mutant.description}: {o.why}")
+            lines.append(f"{o.verdict}: {o.mutant.id}, {o.mutant.description} ({o.why})")
     if analysis.failed:
         lines.append(f"a survivor is a blind spot of the hidden tests: add a case that it fails, "
                      f"or list it in {equivalent.path(name).name} with why it is equivalent")
@@ -154,7 +178,8 @@ def check(name: str, device: str = "auto", mutation: bool | None = None,
         exercises.solution_path(name)
     except FileNotFoundError as exc:
         return steps + [Step("solution", False, str(exc))]
-    steps += [_gradings(name, backend, jobs), _notebook(name), _contract(name)]
+    steps += [_gradings(name, backend, jobs), _notebook(name), _contract(name),
+              _thresholds(name)]
     if mutation if mutation is not None else backend == "gpu":
         steps.append(_mutation(name, backend))
     else:
