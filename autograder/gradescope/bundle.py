@@ -147,8 +147,10 @@ Then `run_autograder` runs for every submission.
   does not show `/autograder/source`) and which setup makes readable by the grader alone
   (owned by uid {owner}, mode 0400).
 - The submission is the `.py` file or `.ipynb` notebook in `/autograder/submission`; with
-  several, the one named after the exercise (`{exercise}.ipynb`). None, a link, a special
-  file or a file that is not Python source: score 0 and a message.
+  several, files that hold no code are set aside, then the one named after the exercise
+  (`{exercise}.ipynb`), the one notebook, the one `.py`; the student's output names the file
+  graded and each one not graded, with why. None, a link, a special file or a file that is
+  not Python source: score 0 and a message.
 - Every submission is graded with one secret seed (`solutions/class_seed`, drawn when the
   zip was built; each exercise's seed derives from it as in `autograder batch --seed N`):
   the same code gets the same grade, whoever submits it, at every regrade.
