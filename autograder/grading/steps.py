@@ -26,7 +26,7 @@ from autograder.grading.devices import default_limits
 from autograder.judge.cases import (NOT_RUN_NO_CODE, NOT_RUN_UNREADABLE, all_tests, early_failure,
                                     once, printed_for_student)
 from autograder.judge.inputs import Children, Grading
-from autograder.wire.protocol import Device, received
+from autograder.wire.protocol import Device, Imported, received
 from autograder.wire.results import WITHHELD_NOTE, ExerciseResult, Status
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.run import scratch_dir
@@ -109,7 +109,8 @@ PRINTED_NOTE = ("your code printed something while it was graded: what it prints
 def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None:
     """How the children ran (``result.sandbox``: a result graded plain tells the student so),
     the children's notes (the sandbox's for the instructor, the rest for the student), the
-    statements the child skipped (instructor) and what the submission said where the student
+    statements the child skipped (why, for the instructor; where, for the student:
+    :func:`skipped_for_student`) and what the submission said where the student
     may not read it. What the public cases' child printed is the student's
     (:func:`autograder.judge.cases.printed_for_student`); what a child that held hidden inputs
     said (the originals of the messages :mod:`autograder.judge.withheld` replaced, and what it
@@ -127,6 +128,9 @@ def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None
     skipped = judge.skipped_note(grading.source, kids.run)
     if skipped:
         result.instructor_notes.append(skipped)
+        for_student = skipped_for_student(grading.source, _skipped_lines(kids.run))
+        if for_student:
+            result.notes.append(for_student)
     for taken in kids.withheld:
         result.instructor_notes += [f"{WITHHELD_NOTE}{n}"[:2000] for n in taken.notes]
     printed = kids.run.output.strip()[-1500:]
@@ -140,6 +144,47 @@ def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None
         result.instructor_notes.append("the code printed while it was graded (not shown to the "
                                        "student):\n" + "\n".join(withheld_printed)[-3000:])
         result.notes.append(PRINTED_NOTE)
+
+
+#: How many notebook cells :func:`skipped_for_student` names.
+SKIPPED_SHOWN = 4
+
+
+def _skipped_lines(run) -> list[int]:
+    """The first lines of the top-level statements the child skipped (its ``Imported`` record,
+    sent before any student code could run; a contract error's, else none)."""
+    rx = received(run)
+    rec = rx.first(Imported) or next(iter(rx.errors("contract")), None)
+    return sorted({int(line) for line, _ in (rec.skipped if rec and rec.skipped else [])})
+
+
+def skipped_for_student(source, lines: list[int]) -> str:
+    """The student's one-paragraph note on the top-level statements the grader did not run
+    (``lines``: their first source lines, 1-based), grouped by notebook cell: ``"Not run when
+    graded (...): cell 1, line 9 (`if ...:`); cell 2, lines 30, 31, 32 (`C = ...`, …)."``,
+    with the code of each group's first statement. At most :data:`SKIPPED_SHOWN` cells and 6
+    line numbers a cell, then how many more; the reasons are the instructor's
+    (:func:`autograder.judge.collect.skipped_note`). ``""`` for no lines."""
+    lines = [n for n in lines if n >= 1]
+    if not lines:
+        return ""
+    groups: dict = {}
+    for n in lines:
+        origin = source.origins[n - 1] if n <= len(source.origins) else (None, n)
+        groups.setdefault(origin[0], []).append((origin[1], n))  # None: a .py file
+    shown = []
+    for key, items in list(groups.items())[:SKIPPED_SHOWN]:
+        where = f"cell {key}, " if key is not None else ""
+        numbers = ", ".join(str(line) for line, _ in items[:6]) + (", …" if items[6:] else "")
+        code = source.line_text(items[0][1])
+        code = code if len(code) <= 40 else code[:39] + "…"
+        more = ", …" if len(items) > 1 else ""
+        shown.append(f"{where}line{'s' if len(items) > 1 else ''} {numbers}"
+                     + (f" (`{code}`{more})" if code else ""))
+    rest = len(groups) - len(shown)
+    return ("Not run when graded (the grader runs only imports of numba, numpy and math, "
+            "constant assignments and function definitions): " + "; ".join(shown)
+            + (f"; and {rest} more cells" if rest > 0 else "") + ".")
 
 
 def _scrub_paths(result: ExerciseResult, work: Path) -> None:

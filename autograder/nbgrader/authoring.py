@@ -116,10 +116,12 @@ SETUP = """
 # import os
 # os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
+import numba
 import numpy as np
-from numba import config, cuda
+from numba import cuda
 
-if config.ENABLE_CUDASIM:
+# A check for you: when your notebook is graded, the grader runs only the imports above.
+if numba.config.ENABLE_CUDASIM:
     print("Numba's CUDA simulator: slow, keep sizes small")
 elif cuda.is_available():
     print("GPU:", cuda.get_current_device().name)
@@ -132,9 +134,11 @@ YOUR_CODE = """
 
 {intro}
 
-The autograder runs **every code cell of your notebook in order** (its own test cells left out)
-before it tests your {what}, so keep long computations and experiments out of top-level code, or
-delete them before you submit.
+When your notebook is graded, the autograder reads your code cells in order (its own test cells
+left out) and runs only their **imports** (of {modules}), **constant assignments**
+(`TILE = 16`) and **function definitions**. Everything else at the top level (calls such as your
+own tests, `print`, loops, `if` blocks) is skipped, and the report lists the lines it skipped.
+So define your {what} and {its} constants at the top level, not inside an `if` or a function.
 """
 
 YOUR_CODE_INTRO = {
@@ -360,12 +364,17 @@ def _public_md(ex: Exercise) -> str:
 
 
 def _your_code_md(ex: Exercise) -> str:
-    """The text before the solution cell: what to write there, and that every cell runs."""
+    """The text before the solution cell: what to write there, and what of the notebook's
+    code the autograder runs (imports, constants, function definitions; the rest is skipped
+    and listed in the report: :func:`autograder.grading.steps.skipped_for_student`)."""
     shape = _shape(ex)
     intro = YOUR_CODE_INTRO[shape].format(
         constants=", ".join(f"`{c.name}`" for c in ex.contract.constants),
         kernel=ex.contract.kernel, count=len(ex.contract.functions))
-    return YOUR_CODE.format(what=shape, intro=intro)
+    modules = ("`numpy` and `math`" if shape == FUNCTIONS
+               else "`numba`, `numpy` and `math`")
+    return YOUR_CODE.format(what=shape, intro=intro, modules=modules,
+                            its="their" if shape == FUNCTIONS else "its")
 
 
 def _solution_path(ex: Exercise) -> Path:

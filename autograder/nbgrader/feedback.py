@@ -7,17 +7,26 @@ cells below it. :class:`FeedbackExporter` (``c.GenerateFeedback.exporter_class``
 ``occupancy (Score: 80.0 / 100.0, provisional: 20 points need a GPU)`` when the autograded
 notebook's results (its ``kernelgrade`` metadata, :mod:`autograder.nbgrader.preprocessor`) are
 provisional, in the one wording of :func:`autograder.wire.results.provisional_note`. A final
-grade's page is nbgrader's, unchanged.
+grade's page is nbgrader's header, unchanged.
+
+Each hidden grade cell shows its report once: the grading preprocessor writes it as one output
+(HTML, with the text for a terminal) and its points as an ``execute_result``, which nbgrader's
+gradebook reads and which the page would show as a bare ``Out[ ]: 40.0`` under the report. The
+page leaves those out (:func:`without_points_outputs`): the cell's header already says
+``Score: 40.0 / 60.0``. The autograded notebook keeps them.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 
 from nbconvert.exporters import HTMLExporter
 from nbformat.notebooknode import NotebookNode
 
 from autograder.wire.results import provisional_note
+
+from .notebook import parse_hidden_grade_id
 
 #: nbgrader 0.9's page header (``feedback/index.html.j2``): ``<h4>NAME (Score: X / Y)</h4>``.
 HEADER = re.compile(r"(<h4>[^<]*\(Score: [-0-9.]+ / [-0-9.]+)\)(</h4>)")
@@ -35,6 +44,20 @@ def pending_points(nb: NotebookNode) -> float:
     return round(total, 4)
 
 
+def without_points_outputs(nb: NotebookNode) -> NotebookNode:
+    """A copy of ``nb`` whose hidden grade cells
+    (:func:`autograder.nbgrader.notebook.parse_hidden_grade_id`) have no ``execute_result``
+    output (their points, which the page's cell header shows); every other cell as it is."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if (cell.get("cell_type") == "code" and isinstance(meta, dict)
+                and parse_hidden_grade_id(meta.get("grade_id", ""))):
+            cell.outputs = [o for o in cell.get("outputs", [])
+                            if o.get("output_type") != "execute_result"]
+    return nb
+
+
 def mark_provisional(html: str, note: str) -> tuple[str, bool]:
     """``html`` (a feedback page) with ``, NOTE`` inside its score header's parentheses, and
     whether the header was found."""
@@ -46,10 +69,12 @@ def mark_provisional(html: str, note: str) -> tuple[str, bool]:
 
 class FeedbackExporter(HTMLExporter):
     """nbgrader's feedback exporter (an ``HTMLExporter`` with its ``feedback`` template) whose
-    score header says when the grade is provisional (see the module's docstring)."""
+    score header says when the grade is provisional and whose hidden grade cells show their
+    report once, without their points' ``Out[ ]`` (see the module's docstring)."""
 
     def from_notebook_node(self, nb: NotebookNode, resources=None, **kw):
-        output, resources = super().from_notebook_node(nb, resources, **kw)
+        output, resources = super().from_notebook_node(without_points_outputs(nb), resources,
+                                                       **kw)
         pending = pending_points(nb)
         if pending > 0:
             output, found = mark_provisional(output, provisional_note(pending))

@@ -26,13 +26,14 @@ already checked every grade_id, the points and the locked cells' source against 
 it grades the student's code of the notebook (its code cells in order, test cells and magics left
 out: :func:`autograder.source.submission.notebook_source`) once per exercise with
 :func:`autograder.grader.grade`, and sets the cell's outputs to the part's report (standard
-output), the same report in HTML with its pictures (a ``display_data`` output with
-``text/html``: :func:`autograder.report.html.render_part_fragment`, which ``nbgrader
-generate_feedback`` shows) and its points (an ``execute_result``, last, which nbgrader's
-``SaveAutoGrades`` stores as partial credit). A hidden grade cell the student deleted is put
-back from the gradebook's source and scored. The whole result, with the hidden sizes and the
-seed, goes into the autograded notebook's metadata (``kernelgrade``) for the instructor, never
-into the feedback.
+output) in one ``display_data`` output, as ``text/plain`` and in HTML with its pictures
+(``text/html``: :func:`autograder.report.html.render_part_fragment`, which ``nbgrader
+generate_feedback`` and formgrader show; a terminal shows the text), and its points (an
+``execute_result``, last, which nbgrader's ``SaveAutoGrades`` stores as partial credit; the
+feedback page leaves it out: :mod:`autograder.nbgrader.feedback`). A hidden grade cell the
+student deleted is put back from the gradebook's source and scored. The whole result, with
+the hidden sizes and the seed, goes into the autograded notebook's metadata (``kernelgrade``)
+for the instructor, never into the feedback.
 
 Every student of the course is graded with one secret seed per exercise, the same at every
 autograde: it derives from the class's seed (``instructor/class_seed`` in the course folder,
@@ -152,7 +153,8 @@ class GradeWithAutograder(NbGraderPreprocessor):
         first = set()
         for (exercise, kind), cell in parts.items():
             self._write(cell, results[exercise], kind, with_header=exercise not in first)
-            self._add_html(cell, results[exercise], kind, source, resources)
+            self._add_html(cell, results[exercise], kind, source, resources,
+                           with_header=exercise not in first)
             first.add(exercise)
         nb.metadata[METADATA_KEY] = {"results": {ex: r.to_dict() for ex, r in results.items()}}
         resources[RESOURCES_KEY] = {"results": results}
@@ -398,23 +400,27 @@ class GradeWithAutograder(NbGraderPreprocessor):
         ]
 
     def _add_html(self, cell: NotebookNode, result: ExerciseResult, kind: Kind,
-                  source: Source | None, resources: ResourcesDict) -> None:
-        """Put the student's HTML report of part ``kind``
-        (:func:`autograder.report.html.render_part_fragment`: heatmaps of the failed public
-        cases, the diagnostics with their source lines and the hints, the timing chart) as a
-        ``display_data`` output between the text report and the points, which nbgrader's
-        ``determine_grade`` reads from the ``execute_result`` alone. A failure to draw it costs
-        the picture, never the grade: it is logged and the cell keeps its text and points."""
+                  source: Source | None, resources: ResourcesDict, *,
+                  with_header: bool = False) -> None:
+        """Make the text report of part ``kind`` (the ``stream`` output :meth:`_write` wrote)
+        one ``display_data`` output that holds it twice over: as ``text/plain`` and as the
+        student's HTML report (``text/html``: :func:`autograder.report.html.render_part_fragment`,
+        with the header when ``with_header``: heatmaps of the failed public cases, the
+        diagnostics with their source lines and the hints, the timing chart). A page shows the
+        HTML, a terminal the text: each grade cell's report once. The points stay in the
+        ``execute_result`` after it, which nbgrader's ``determine_grade`` reads. A failure to
+        draw the HTML costs the picture, never the grade: it is logged and the cell keeps its
+        text and points."""
         try:
-            fragment = render_part_fragment(result, kind, source)
+            fragment = render_part_fragment(result, kind, source, with_header=with_header)
         except Exception as exc:  # noqa: BLE001  (a picture is never worth a grade)
             self.log.warning("%s: no HTML report for the %s part: %s: %s",
                              self._name(resources), kind.value, type(exc).__name__, exc)
             return
-        html = nbformat.v4.new_output("display_data", data={
-            "text/html": fragment,
-            "text/plain": f"(the {kind.value} report, with pictures, shows as HTML)"})
-        cell.outputs.insert(len(cell.outputs) - 1, html)
+        text = "".join(o.text for o in cell.outputs if o.output_type == "stream")
+        html = nbformat.v4.new_output("display_data", data={"text/html": fragment,
+                                                            "text/plain": text})
+        cell.outputs = [html] + [o for o in cell.outputs if o.output_type != "stream"]
 
 
 #: Exit status of ``nbgrader autograde`` when the pre-check fails: a fault of the grader's setup.

@@ -177,7 +177,8 @@ def test_each_attack_gets_its_honest_score(attacked_course, student):
     for kind in HIDDEN:  # re-added when deleted; the source's text, our report
         cell = hidden_cell(nb, kind)
         assert cell.source.startswith("# autograder test cell")
-        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs
+                       if o.output_type == "display_data")
         assert text.startswith(kind + ":") or text.startswith("tiled_matmul: "), text
     # nothing of the student's ran: no outputs anywhere but in grade cells we wrote
     ran = [c for c in nb.cells if c.cell_type == "code" and c.outputs
