@@ -327,7 +327,7 @@ def batch(
                              "go with --scheduler; a local batch makes its own credentials")
         security = client_security(tls_ca_file, tls_cert, tls_key) if scheduler else None
         store, failures = run_batch(submissions, db, exercise, device, workers, scheduler, seed,
-                                    progress=sys.stderr.isatty(),
+                                    progress=True,
                                     workers_per_gpu=workers_per_gpu, sanitize=sanitize,
                                     seed_per_student=True if seed_per_student else None,
                                     scheduler_security=security,

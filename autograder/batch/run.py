@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
+import sys
 import uuid
 from pathlib import Path
 
@@ -115,6 +116,9 @@ def run_batch(root: str | Path, db: str | Path, exercise: str | None = None,
     the grader itself failed on, each ``"key: why"``). Raises ``ValueError`` for a bad folder
     (a mixed layout included), device or ``scheduler``, or a ``seed_per_student`` that differs
     from the rule the batch started with.
+
+    ``progress``: say how far the grading is on standard error (a live display on a terminal,
+    a plain line every 30 s elsewhere: :mod:`autograder.batch.progress`).
 
     ``seed``: the batch's secret seed (first run only). Every submission of one exercise is
     graded with the same seed derived from it (:meth:`ResultStore.exercise_seed`: the class
@@ -230,13 +234,17 @@ def _run_batch(root, db, exercise, device, workers, scheduler, seed, progress, w
 def _collect(futures: dict, completed, store: ResultStore, failures: list[str],
              progress: bool) -> GraderSetupError | None:
     """Store each result as it arrives; a worker's ``GraderSetupError`` stores nothing, cancels
-    what is left and is returned."""
-    from rich.progress import Progress
+    what is left and is returned. With ``progress``, says how far it is on standard error
+    (:func:`autograder.batch.progress.for_stream`: a live display on a terminal, plain lines
+    elsewhere)."""
+    from . import progress as shown
 
-    with Progress(disable=not progress, transient=False) as bar:
-        task = bar.add_task("grading", total=len(futures))
+    display = (shown.for_stream(len(futures), sys.stderr) if progress
+               else shown.NoProgress())
+    with display:
         for fut in completed:
             sub: Submission = futures[fut]
+            failed = False
             try:
                 store.save(sub.key, sub.student, fut.result())
             except GraderSetupError as exc:  # that worker's setup: no grade can be trusted
@@ -245,4 +253,5 @@ def _collect(futures: dict, completed, store: ResultStore, failures: list[str],
                 return exc
             except Exception as exc:  # the grader itself failed: not stored, retried next run
                 failures.append(f"{sub.key}: {type(exc).__name__}: {exc}")
-            bar.advance(task)
+                failed = True
+            display.advance(failed)

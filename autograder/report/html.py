@@ -154,11 +154,26 @@ def _view(result: ExerciseResult, source=None, tests: list[TestResult] | None = 
             "diagnostics": diagnostics, "note": result.provisional_note}
 
 
+def instructor_only(result: ExerciseResult) -> str:
+    """What of ``result`` a student may not see, in words (``"the hidden test sizes and the
+    secret seed"``), or ``""`` when nothing: the hidden correctness cases (their names are
+    their sizes, their messages the grader's) and the seed. A public run's result
+    (``autograder grade --public``) has neither."""
+    hidden = any(t.kind is Kind.CORRECTNESS and t.visibility == "hidden" for t in result.tests)
+    what = (["the hidden test sizes"] if hidden else []) + (
+        ["the secret seed"] if result.seed is not None else [])
+    return " and ".join(what)
+
+
 def render_result(result: ExerciseResult, source=None) -> str:
-    """The HTML page (a str) for one graded submission. ``source``: its
-    :class:`autograder.source.submission.Source`, to show the lines messages name (None: the page
-    shows messages only)."""
-    return _ENV.get_template("result.html").render(**_view(result, source))
+    """The HTML page (a str) for one graded submission: the instructor's (``autograder grade
+    --html``, ``autograder batch --html``), with every test as the grader reported it and the
+    seed, under a red "Instructor only" banner (:func:`instructor_only`; none on a public
+    run's page, which holds neither). A student's feedback is :func:`render_part_fragment`.
+    ``source``: its :class:`autograder.source.submission.Source`, to show the lines messages
+    name (None: the page shows messages only)."""
+    return _ENV.get_template("result.html").render(**_view(result, source),
+                                                   instructor_only=instructor_only(result))
 
 
 #: The class that scopes a fragment's CSS (:func:`render_part_fragment`).
