@@ -32,7 +32,7 @@ def test_an_out_of_bounds_read_is_a_boundary_check_finding_and_the_concept_says_
     msg = concept.message
     assert msg.startswith("failed for an out-of-bounds access (a boundary check), not for how "
                           "the kernel uses shared memory: "), msg
-    assert "reads A[" in msg and diagnostics.BOUNDS in msg, msg
+    assert "reads A[" in msg, msg
     # what was found: the shared memory and barriers are there; no barrier claimed missing
     assert "shared memory and barriers were found as the exercise asks" in msg, msg
     assert "of your barriers" not in msg and "where 2 are needed" not in msg, msg

@@ -222,7 +222,7 @@ def test_installed_public_tests_of_occupancy_need_no_solution(python, tmp_path):
     assert "5 of 5 public tests passed" in good, good
     bad = public(EXERCISES / "occupancy" / "mutants" / "one_tile_only.py", 1)
     assert "[FAILED] 16×16 tiles use 2 KB" in bad.stdout and "tile_shared_bytes" in bad.stdout
-    assert "AssertionError: " in bad.stderr and "public tests failed" in bad.stderr
+    assert "PublicTestsFailed: " in bad.stderr and "public tests failed" in bad.stderr
 
 
 def test_installed_cli_runs_public_tests_without_solutions(python, tmp_path):

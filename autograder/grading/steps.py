@@ -24,7 +24,7 @@ from autograder.sandbox.mode import UNSANDBOXED_NOTE
 from autograder.grading import plan
 from autograder.grading.devices import default_limits
 from autograder.judge.cases import (NOT_RUN_NO_CODE, NOT_RUN_UNREADABLE, all_tests, early_failure,
-                                    once, printed_for_student)
+                                    once, printed_for_student, printed_tail)
 from autograder.judge.inputs import Children, Grading
 from autograder.wire.protocol import Device, Imported, received
 from autograder.wire.results import WITHHELD_NOTE, ExerciseResult, Status
@@ -133,7 +133,7 @@ def _add_notes(result: ExerciseResult, grading: Grading, kids: Children) -> None
             result.notes.append(for_student)
     for taken in kids.withheld:
         result.instructor_notes += [f"{WITHHELD_NOTE}{n}"[:2000] for n in taken.notes]
-    printed = kids.run.output.strip()[-1500:]
+    printed = printed_tail(kids.run.output, kids.run.output_lines)  # whole lines, N not shown
     withheld_printed = [t.printed for t in kids.withheld if t.printed]
     its_cases = [c for c in grading.cases if kids.hidden is None or c.spec.visibility == "public"]
     if printed and printed_for_student(kids.run, its_cases):

@@ -96,6 +96,34 @@ def output_hint(run) -> str:
     return (" Last output: " + " | ".join(tail)) if tail else ""
 
 
+def printed_tail(text: str, total_lines: int = 0, limit: int = 1500) -> str:
+    """The end of what a child printed (``text``, :attr:`autograder.sandbox.run.ChildRun.output`)
+    in at most about ``limit`` characters, from a line start, with ``"(N earlier lines not
+    shown)"`` first when lines were left out (``total_lines``: how many the child printed in
+    all, of which ``text`` holds the last; 0: only ``text``'s). Blank lines at either end are
+    dropped. A last line longer than ``limit`` keeps its end, after ``"…"``; ``""`` when
+    nothing but blanks was printed."""
+    lines = text.splitlines()
+    before = max(0, total_lines - len(lines))  # printed, but not in ``text`` at all
+    while lines and not lines[-1].strip():
+        lines.pop()
+    kept, size = [], 0
+    for line in reversed(lines):
+        if kept and size + len(line) + 1 > limit:
+            break
+        kept.insert(0, line)
+        size += len(line) + 1
+    hidden = before + len(lines) - len(kept)
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    if not kept:
+        return ""
+    if len(kept) == 1 and len(kept[0]) > limit:
+        kept[0] = "…" + kept[0][-limit:]
+    return (f"({hidden} earlier line{'s' if hidden != 1 else ''} not shown)\n" if hidden > 0
+            else "") + "\n".join(kept)
+
+
 def printed_for_student(run, cases) -> bool:
     """May the student see what the child ``run`` printed? Only when no hidden input was there
     to print: the child never started a test (no ``start`` record: what it printed came before

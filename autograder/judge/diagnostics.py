@@ -154,8 +154,10 @@ def _barrier_problems(source, report, sanitized) -> list[str]:
     return found
 
 
-def _race(source, r: dict) -> str:
-    """One race of the instrumented runs, as the diagnostics and the race verdict word it."""
+def _race(source, r: dict, seen: dict | None = None) -> str:
+    """One race of the instrumented runs, as the diagnostics and the race verdict word it;
+    ``seen``: the interval texts said already, each with the race that said it (a later race
+    with the same barriers and fix points to that one, not the whole sentence again)."""
     first, second = r.get("first", {}), r.get("second", {})
     space = "global" if r.get("space") == "global" else "shared"
     grid = r.get("scope") == "grid"
@@ -173,6 +175,11 @@ def _race(source, r: dict) -> str:
     later = {}
     if not grid and isinstance(r.get("barriers"), dict):
         between, later = _race_interval(source, r["barriers"], first, second)
+        if seen is not None:
+            if between in seen:
+                between = f"; the same barriers and the same fix as the {seen[between]} above"
+            else:
+                seen[between] = f"{r.get('kind', 'race')} race on {r.get('array', '?')}"
     return (f"{r.get('kind', 'race')} race on {space} array {r.get('array', '?')} ({element}): "
             f"{first.get('access', '?')} at {_lines(source, [first.get('line')])} by "
             f"{who(first)}{later.get('first', '')}, {second.get('access', '?')} at "
@@ -213,7 +220,9 @@ def _race_interval(source, barriers: dict, first: dict, second: dict) -> tuple[s
 
 
 def _race_problems(source, report, sanitized) -> list[str]:
-    found = [_race(source, r) for r in (report or {}).get("races") or [] if isinstance(r, dict)]
+    seen: dict = {}
+    found = [_race(source, r, seen) for r in (report or {}).get("races") or []
+             if isinstance(r, dict)]
     for f in getattr(sanitized.get("racecheck"), "findings", []):
         found.append(f"{_lines(source, f.lines)}: {f.what} (compute-sanitizer racecheck)")
     return found
@@ -424,10 +433,11 @@ def tests(grading: Grading, report, sanitized, unavailable: str | None) -> list[
                            (MEMORY, _uninitialized_problems(source, report)
                             + _memory_problems(source, sanitized) + _kernel_errors(report)),
                            (WARPS, _warp_problems(exercise, source, report))):
-        if problems:
+        if problems:  # details: the findings as shown, for a report that shows each once
             results.append(TestResult(name=name, kind=Kind.DIAGNOSTIC, visibility="hidden",
                                       status=Status.FAILED, points=0.0, max_points=0.0,
-                                      message="; ".join(problems[:5]) + f" ({where})"))
+                                      message="; ".join(problems[:5]) + f" ({where})",
+                                      details={"findings": problems[:5]}))
         else:
             detail = _warp_summary(report) if name == WARPS else "none found"
             results.append(TestResult(name=name, kind=Kind.DIAGNOSTIC, visibility="hidden",

@@ -23,11 +23,12 @@ as a timeout and the cell returns; the notebook's own kernel never launches the 
 The cell gives no grade (0 points): the stored grades come from the hidden tests
 (:mod:`autograder.nbgrader.preprocessor`).
 
-After its report the cell raises an ``AssertionError`` with a one-line summary when a public case
-or the concept test failed, raised an error or timed out (:func:`failures`), as nbgrader's own
-test cells do: ``nbgrader validate`` and the Validate button then report the cell as failed (a
-grade cell worth 0 points fails validation when it shows an error), and Jupyter marks it with the
-error under the report. A skipped test (it needs a GPU) and a grader that cannot run here (a
+When a public case or the concept test failed, raised an error or timed out (:func:`failures`),
+the cell raises :class:`PublicTestsFailed` (an ``AssertionError``, as nbgrader's own test cells
+raise) whose text is the report: ``nbgrader validate`` and the Validate button then report the
+cell as failed (a grade cell worth 0 points fails validation when it shows an error) and print
+the report as the error, and Jupyter shows the report once, as the cell's error, with no
+traceback into the grader's code. A skipped test (it needs a GPU) and a grader that cannot run here (a
 setup fault, printed as one line) are not the student's failure: the cell ends without an error.
 ``nbgrader autograde`` is not affected: by default it never runs the notebook, and with
 ``--run-notebooks`` nbgrader's ``Execute`` records the error and runs the remaining cells.
@@ -44,14 +45,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Sequence
 
 from .. import exercises
 from ..errors import GraderSetupError
+from autograder.judge.cases import RACE_RULE
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 from autograder.sandbox.limits import Limits
 from ..report.parts import where
@@ -159,6 +163,33 @@ def _line(name: str, status: Status, message: str) -> str:
     return f"  [{_MARKS[status]}] {name}: {message}"
 
 
+#: A public case the race verdict decided, in the report: the finding itself is the
+#: diagnostics' line, and the rule (:data:`autograder.judge.cases.RACE_RULE`) follows once.
+RACE_CASE = ("counted as failed: the kernel has a race or a barrier not every thread reaches "
+             "(the diagnostics below name it; the rule after them)")
+
+
+def _listed(result: ExerciseResult) -> list[tuple[str, str]]:
+    """``(finding, diagnostic name)`` for each finding a failed diagnostic of ``result`` shows
+    (its ``details["findings"]``)."""
+    out = []
+    for t in result.tests:
+        if t.kind is Kind.DIAGNOSTIC and t.status is not Status.PASSED:
+            for f in (t.details or {}).get("findings") or []:
+                if isinstance(f, str) and f:
+                    out.append((f, t.name))
+    return out
+
+
+def _pointing(message: str, listed: list[tuple[str, str]]) -> str:
+    """``message`` with each finding a diagnostic line shows (``listed``) replaced by
+    ``"see <diagnostic> below"`` (one pointer for a run of them): each finding is said once."""
+    for finding, name in listed:
+        message = message.replace(finding, f"\0{name}\0")
+    message = re.sub(r"\0([^\0]*)\0(?:; \0\1\0)+", r"\0\1\0", message)
+    return re.sub(r"\0([^\0]*)\0", r"see \1 below", message)
+
+
 def report(result: ExerciseResult) -> str:
     """The student's report of a :func:`public_result`: a line per public case, the concept test,
     the diagnostics' findings (one line when there are none), what the code printed, and a
@@ -170,11 +201,16 @@ def report(result: ExerciseResult) -> str:
                     f"{result.submission} (your code ran in a separate process, with a time "
                     "limit):")
     public = [t for t in result.tests if t.kind is Kind.CORRECTNESS]
+    raced = False
     for t in public:
-        lines.append(_line(t.name.removeprefix("public: "), t.status, t.message))
+        decided = (t.details or {}).get("decided_by") in ("race", "sanitizer")
+        raced = raced or decided
+        lines.append(_line(t.name.removeprefix("public: "), t.status,
+                           RACE_CASE if decided else t.message))
+    listed = _listed(result)
     for t in result.tests:
         if t.kind is Kind.CONCEPT:
-            lines.append(_line(t.name, t.status, t.message))
+            lines.append(_line(t.name, t.status, _pointing(t.message, listed)))
     diagnostics = [t for t in result.tests if t.kind is Kind.DIAGNOSTIC]
     # a finding fails its diagnostic; a performance hint is advice in a passed one
     found = [t for t in diagnostics if t.status is not Status.PASSED
@@ -184,6 +220,8 @@ def report(result: ExerciseResult) -> str:
     if diagnostics and not found:
         looked_for = "; ".join(t.name.removeprefix("diagnostic: ") for t in diagnostics)
         lines.append(f"  [ok] diagnostics: nothing found ({looked_for})")
+    if raced:
+        lines.append("  " + RACE_RULE + ".")
     for note in result.notes:
         lines.append("  " + note.replace("\n", "\n  "))
     concept = [t for t in result.tests if t.kind is Kind.CONCEPT]
@@ -215,22 +253,59 @@ def failures(result: ExerciseResult) -> list[TestResult]:
 
 
 def failure_summary(result: ExerciseResult) -> str:
-    """The one line the public-test cell raises when :func:`failures` is not empty, short enough
-    for ``nbgrader validate``'s 90 columns: ``"1 of 2 public tests and the concept test failed:
-    see the report"`` (skipped cases are not counted)."""
+    """The one line the public-test cell's error carries when :func:`failures` is not empty,
+    short enough for ``nbgrader validate``'s 90 columns: ``"1 of 2 public tests and the concept
+    test failed"`` (skipped cases are not counted); the report is the error's text
+    (:class:`PublicTestsFailed`)."""
     failed = failures(result)
     ran = sum(t.kind is Kind.CORRECTNESS and t.status is not Status.SKIPPED for t in result.tests)
     public = sum(t.kind is Kind.CORRECTNESS for t in failed)
     what = ([f"{public} of {ran} public tests"] if public else []) + (
         ["the concept test"] if any(t.kind is Kind.CONCEPT for t in failed) else [])
-    return f"{' and '.join(what)} failed: see the report"
+    return f"{' and '.join(what)} failed"
+
+
+#: Columns of a line of :class:`PublicTestsFailed`'s text: ``nbgrader validate`` indents the
+#: error by 4 and cuts its lines at 87 columns.
+ERROR_COLUMNS = 82
+
+
+class PublicTestsFailed(AssertionError):
+    """What the public-test cell raises when a public case or the concept test failed: its
+    ``str`` is :func:`failure_summary`'s line, and in IPython (Jupyter, ``nbgrader validate``)
+    it shows as the report itself (``report``), wrapped at :data:`ERROR_COLUMNS`, with no
+    traceback into the grader's code: the report is said once, under the cell, and
+    ``nbgrader validate`` prints it where it says which cell failed. An ``AssertionError``, as
+    nbgrader's own test cells raise."""
+
+    def __init__(self, summary: str, report: str):
+        super().__init__(summary)
+        self.summary, self.report = summary, report
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for an exception's own text
+        lines = []
+        for line in self.report.splitlines():
+            indent = " " * (len(line) - len(line.lstrip(" ")))
+            lines += textwrap.wrap(line, ERROR_COLUMNS, subsequent_indent=indent + "    ",
+                                   break_on_hyphens=False) or [""]
+        return lines
+
+
+def _in_ipython() -> bool:
+    shell = sys.modules.get("IPython")
+    try:
+        return shell is not None and shell.get_ipython() is not None
+    except Exception:  # noqa: BLE001 - an IPython that cannot say: as outside it
+        return False
 
 
 def run_public_tests(exercise: str, device: str | None = None,
                      cells: Sequence[str] | None = None, limits: Limits | None = None) -> None:
-    """Run the public tests of ``exercise`` on the code this notebook ran, print the report, and
-    raise ``AssertionError`` (:func:`failure_summary`, one line) after it when a public case or
-    the concept test did not pass (:func:`failures`), so ``nbgrader validate`` fails.
+    """Run the public tests of ``exercise`` on the code this notebook ran and print the report;
+    when a public case or the concept test did not pass (:func:`failures`), raise
+    :class:`PublicTestsFailed` instead, whose text in IPython is the report (once, with no
+    traceback into this module; outside IPython the report is printed first), so
+    ``nbgrader validate`` fails and prints the report.
 
     Arguments as for :func:`public_result`. Prints to standard output only (warnings of the
     grading machinery included) and returns None, so the public-test cell has no value: nbgrader
@@ -248,7 +323,11 @@ def run_public_tests(exercise: str, device: str | None = None,
         except GraderSetupError as exc:
             print(f"The public tests of {exercise} cannot run here: {exc}", file=out)
             return
-    print(report(result), file=out)
-    out.flush()
+    text = report(result)
     if failures(result):
-        raise AssertionError(failure_summary(result))
+        if not _in_ipython():  # a plain traceback shows only the summary: the report first
+            print(text, file=out)
+            out.flush()
+        raise PublicTestsFailed(failure_summary(result), text) from None
+    print(text, file=out)
+    out.flush()

@@ -51,7 +51,8 @@ class ChildRun:
     ``ended``: ``"finished"`` (sent ``done``), ``"timeout"`` (killed by the watchdog while in
     ``last_started``, a case id, ``"timing"``, or ``None`` for the import), or ``"exited"``
     (ended without ``done``: crashed, exited early or was killed). ``output`` is the tail of
-    what the student's code printed. ``sandbox`` is ``"bubblewrap"`` or ``"plain"``;
+    what the student's code printed (whole lines), ``output_lines`` how many lines it printed
+    in all. ``sandbox`` is ``"bubblewrap"`` or ``"plain"``;
     ``notes`` holds what the result should tell about how the child ran (the plain-mode note,
     a child stopped for flooding the channel).
 
@@ -72,6 +73,7 @@ class ChildRun:
     exit_code: int | None = None
     last_started: object = None
     output: str = ""
+    output_lines: int = 0
     seconds: float = 0.0
     sandbox: str = "plain"
     notes: list[str] = field(default_factory=list)
@@ -128,15 +130,27 @@ def _reader(stream, out: queue.Queue) -> None:
         out.put(None)
 
 
-def _tail(path: Path, limit: int = 4000) -> str:
+def _tail(path: Path, limit: int = 4000) -> tuple[str, int]:
+    """The last whole lines of the file at ``path`` within ``limit`` bytes (from a line start,
+    unless its one last line is longer), and how many lines the whole file holds."""
     try:
         with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
             size = f.tell()
+            if size and not _ends_with_newline(f, size):
+                lines += 1
             f.seek(max(0, size - limit))
-            return f.read().decode("utf-8", "replace")
+            data = f.read()
     except OSError:
-        return ""
+        return "", 0
+    if size > limit and b"\n" in data[:-1]:
+        data = data[data.index(b"\n") + 1:]  # the first line was cut: leave it out
+    return data.decode("utf-8", "replace"), lines
+
+
+def _ends_with_newline(f, size: int) -> bool:
+    f.seek(size - 1)
+    return f.read(1) == b"\n"
 
 
 #: True once this process ran a plain child that Landlock did not restrict: such a child could
@@ -427,7 +441,7 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     if stream.exceeded:
         run.notes.append(f"the grading process sent more than {limits.channel_bytes} bytes of "
                          "results and was stopped")
-    run.output = _tail(out_path)
+    run.output, run.output_lines = _tail(out_path)
     run.seconds = time.monotonic() - started
     return run
 

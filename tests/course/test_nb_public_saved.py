@@ -22,7 +22,10 @@ PUBLIC = (f"{TEST_CELL_MARKER}: public tests (read-only)\n"
 
 
 def _stdout(cell) -> str:
-    return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+    """The report the cell shows, printed or as its error's text (a failure), single-spaced."""
+    text = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+    text += " ".join(" ".join(o.traceback) for o in cell.outputs if o.output_type == "error")
+    return " ".join(text.split())
 
 
 def test_public_tests_grade_the_saved_notebook_not_the_kernels_history(tmp_path):
