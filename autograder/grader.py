@@ -2,7 +2,8 @@
 
 The device is chosen (:mod:`autograder.grading.devices`), the instructor's solution checked once
 (:mod:`autograder.grading.preflight`), then the submission graded (:mod:`autograder.grading.steps`: the data
-flow of DESIGN.md, submission → child process(es) → typed records → judged tests).
+flow of docs/architecture.md, "A grading, end to end": submission → child process(es) → typed
+records → judged tests).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The exercise registry: one folder per assignment, found by looking.
 
-The course's layout (the design card's top level)::
+The course's layout (docs/architecture.md, "Where a change goes")::
 
     assignments/<name>/exercise.py    the definition: ``EXERCISE = Exercise(...)`` (contract,
                                       cases, reference, points, concept, timing), written with

@@ -1,5 +1,6 @@
 """One grading, after the preflight: a submission's source → child process(es) on the GPU or
-the simulator → typed records → judged tests (the data flow of DESIGN.md). The steps are
+the simulator → typed records → judged tests (docs/architecture.md,
+"A grading, end to end"). The steps are
 modules of their own: planning the cases and requests (:mod:`autograder.grading.plan`), running the
 children (:mod:`autograder.grading.children`), judging their records into tests
 (:mod:`autograder.judge.collect`, :mod:`autograder.judge.cases`: pure). :func:`autograder.grader.grade`
