@@ -357,6 +357,51 @@ def batch(
     raise typer.Exit(1 if failures else 0)
 
 
+@app.command(short_help="Rank a class's pairs by shared own work (possible copies).")
+def similarity(
+    class_dir: Path = typer.Argument(..., help="nbgrader's submitted/ folder, or a flat "
+                                               "folder of files (then give --exercise)."),
+    exercise: Optional[str] = typer.Option(None, "--exercise", "-e",
+                                           help="Only this exercise (needed for a flat folder)."),
+    against: Optional[list[Path]] = typer.Option(
+        None, "--against", help="An archive to compare with (an earlier term's folder, same "
+                                "layouts); repeatable."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per pair."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Folder for side-by-side pages "
+                                                             "of the flagged pairs."),
+    assignments_dir: Optional[list[Path]] = ASSIGNMENTS_OPTION,
+) -> None:
+    """Compare each exercise's submissions pairwise, with the archives and with the instructor's
+    solutions and variants, and print the pairs ranked by how much of their own work they
+    share (the released skeleton, names, constants, comments and statement order set aside).
+    A score is a reason to look, never a verdict. Nothing is sent anywhere."""
+    from .similarity import view
+    from .similarity.run import similarity as compare_class
+
+    _use_assignments(assignments_dir)
+    if exercise is not None and exercise not in exercises.names():
+        _fail(f"unknown exercise {exercise!r}; `autograder exercises` lists them")
+    for folder in [class_dir, *(against or [])]:
+        if not folder.is_dir():
+            _fail(f"{folder} is not a folder")
+    try:
+        result = compare_class(class_dir, exercise, against or [])
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        for line in view.json_lines(result):
+            typer.echo(line)
+    else:
+        for line in view.text_lines(result):
+            typer.echo(line)
+    if html is not None:
+        try:
+            index = view.write_html(result, html)
+        except OSError as exc:
+            _fail(f"cannot write {html}: {exc.strerror or exc}")
+        (err if as_json else Console()).print(f"wrote {escape(str(index))}", soft_wrap=True)
+
+
 @app.command(short_help="Write the instructor's class view (HTML).")
 def report(
     db: Path = typer.Option(..., help="SQLite file written by `autograder batch`."),

@@ -17,7 +17,8 @@ Lowest first:
 5. **grading** (``grading/``; ``grader``, the public entry): choosing the device, planning,
    running the children, the preflight.
 6. **many gradings** (``batch/``, ``mutation/``): a class, the mutation analysis.
-7. **front ends** (``authoring/``, ``report/``, ``nbgrader/``, ``gradescope/``; ``cli``).
+7. **front ends** (``authoring/``, ``report/``, ``nbgrader/``, ``gradescope/``,
+   ``similarity/``; ``cli``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("grading", ("grading", "grading.*", "grader")),
     ("many gradings", ("batch", "batch.*", "mutation", "mutation.*")),
     ("front ends", ("cli", "authoring", "authoring.*", "report", "report.*", "nbgrader",
-                    "nbgrader.*", "gradescope", "gradescope.*")),
+                    "nbgrader.*", "gradescope", "gradescope.*", "similarity", "similarity.*")),
 ]
 
 #: The package's faces: the only modules outside a folder.
