@@ -31,6 +31,8 @@ keeping the line number it came from, for :mod:`autograder.similarity.tokens`.
 from __future__ import annotations
 
 import ast
+
+from ..source import pyast
 import copy
 
 #: Modules whose attributes keep their spelled name (``cuda.threadIdx.x``): the field's words.
@@ -106,7 +108,7 @@ def skeleton_keys(skeleton: str | None) -> set[str]:
     if not skeleton:
         return set()
     try:
-        tree = ast.parse(skeleton)
+        tree = pyast.parse(skeleton)
     except (SyntaxError, ValueError):
         return set()
     return {key(s) for s in tree.body}

@@ -9,6 +9,7 @@ import ast
 
 from .. import exercises
 from ..nbgrader.authoring import PUBLIC_CELL, SETUP
+from ..source import pyast
 
 
 def released_code(exercise: str) -> str:
@@ -19,7 +20,7 @@ def released_code(exercise: str) -> str:
     parts = [SETUP, PUBLIC_CELL.format(marker="#", what="kernel", exercise=exercise)]
     try:
         text = exercises.solution_path(ex).read_text(encoding="utf-8")
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (FileNotFoundError, SyntaxError, ValueError):
         return "\n".join(parts)
     own = set(ex.contract.functions or (ex.contract.kernel,))

@@ -16,6 +16,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
+from ..source import pyast
 from .normalise import KNOWN_ROOTS, dotted, normalise_module, skeleton_keys
 
 
@@ -124,7 +125,7 @@ def token_stream(text: str, skeleton: str | None = None) -> Tokens:
     student was given (its top-level statements are left out of ``text``'s). Never raises for
     bad code: code that does not parse is read token by token (:func:`lexical_stream`)."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return lexical_stream(text)
     try:
