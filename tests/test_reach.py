@@ -143,7 +143,7 @@ _CHAINS = [
     ("import numba\ndef f():\n    return numba.config.os.system\n",
      "`numba.config` is the module numba.core.config"),
     ("import numpy as np\ndef f():\n    return np.ctypeslib.as_array\n",
-     "is the module numpy.ctypeslib"),
+     "attribute ctypeslib"),
     ("def f():\n    import autograder.grading.driver_occupancy as d\n    return d.fill\n",
      "import autograder.grading.driver_occupancy"),
     ("def f():\n    from numba import cuda\n    return cuda.importlib\n",
@@ -152,6 +152,16 @@ _CHAINS = [
     ("import math\ndef f(math):\n    return math.pi\n", "`math` names the module math"),
     ("import math\ndef f():\n    math.pi = 3\n    return 3\n", "assigns to `math.pi`"),
     ("import numpy as np\ndef f():\n    del np.zeros\n    return 3\n", "assigns to `np.zeros`"),
+    # the red team of goal 6: library callables that a grader frame would run later
+    ("import numpy as np\ndef f():\n    np.set_printoptions(precision=3)\n    return 1\n",
+     "attribute set_printoptions"),
+    ("import numpy as np\ndef f():\n    return np.zeros(3).tofile\n", "attribute tofile"),
+    ("import numpy as np\ndef f():\n    x = np\n    return 1\n", "used as a value"),
+    ("import numpy as np\ndef f(a):\n    return np.array2string(a, formatter=None)\n",
+     "the keyword formatter="),
+    ("def f(x):\n    return '{0.real}'.format(x)\n", "str.format with a template"),
+    ("def f(x, t):\n    return t.format(x)\n", "str.format with a template"),
+    ("def f():\n    from numpy import load\n    return load\n", "from numpy import load"),
 ]
 
 
@@ -234,6 +244,9 @@ def test_honest_code_passes_the_definitions_check(simulator, path):
 # then defines ATTACKS in it *without* the parse check or the definitions runner, as if a
 # spelling had slipped past both; runs each and prints {name: "ok" | "Type: message"}.
 _RUNTIME = r'''
+# This script stands for the harness: as under `python -m autograder.child.harness`, a frame of
+# the grader's is at the bottom of the main thread's stack.
+__name__ = "autograder.child.runtime_test"
 import json, sys, builtins
 from autograder.child.contract import import_submission
 from autograder.child.simulator import prepare_simulator
@@ -242,6 +255,11 @@ import numpy as np
 PATH = "/nonexistent/submission.py"
 module = import_submission(PATH, "import math\nimport numpy as np\nfrom numba import cuda\n")
 ns = module.__dict__
+# A grader frame that consumes what the submission gave it (as the child's formatting of a
+# returned value or an exception would): the library runs the submission's callables from it.
+grader = {"__name__": "autograder.child.consumer"}
+exec("def consume(value):\n    return list(value)\n", grader)
+ns["consume"] = grader["consume"]
 leaked = dict(ns, B=builtins, S=sys)  # what a dunder that slipped through would have given
 ATTACKS = sys.argv[1]
 exec(compile(ATTACKS, PATH, "exec"), ns)  # past both source checks
@@ -315,6 +333,21 @@ def attack_settrace_leaked():
 def attack_gc_leaked():
     return B.__import__("gc").get_objects()
 
+def attack_unpickle_from_a_grader_frame_leaked():  # np.load(..., allow_pickle) run later
+    return consume(map(S.modules["pickle"].loads, [b"cbuiltins\\nprint\\n(S'x'\\ntR."]))
+
+def attack_thread_with_no_grader_frame_leaked():  # a library's thread runs a library callable
+    threading = S.modules["threading"]
+    seen, errors = [], []
+    threading.excepthook = lambda a: errors.append(a.exc_value)
+    t = threading.Thread(target=B.exec, args=("import os\\nR.append(os.getpid())",
+                                              {"R": seen, "__builtins__": B}))
+    t.start()
+    t.join()
+    if seen or not errors:
+        return "escaped"
+    raise errors[0]
+
 def honest_math():
     return math.sqrt(4.0) + float(np.float32(1)) + min(3, 4) + len(range(3))
 
@@ -377,6 +410,7 @@ def test_honest_code_runs_in_the_guarded_process(runtime):
 
 
 _COMPILE = r'''
+__name__ = "autograder.child.compile_test"  # stands for the harness, as in _RUNTIME
 import json, sys
 from autograder.child.contract import import_submission
 from numba import cuda
@@ -445,3 +479,20 @@ def test_a_sandboxed_child_sees_no_grader_side(tmp_path):
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen.pop("harness") == "imported" and seen.pop("grading") == []
     assert all(v != "imported" for v in seen.values()), seen
+
+
+def test_the_child_turns_no_value_of_the_submission_into_text_by_running_it():
+    """An exception the submission raised, holding an array (whose text NumPy makes with the
+    print options' formatter), is described by its arguments' types, never formatted."""
+    import numpy as np
+    from autograder.child.channel import describe, exception_text
+
+    ran = []
+    with np.printoptions(formatter={"all": lambda v: ran.append(v) or "x"}):
+        assert describe(ValueError(np.arange(3))) == "ValueError: <ndarray>"
+        error = OSError(2, "No such file")
+        error.filename = np.arange(2)
+        assert "ndarray" not in exception_text(error) and "No such file" in exception_text(error)
+        assert describe(IndexError("index 3 is out of bounds")) == \
+            "IndexError: index 3 is out of bounds"
+    assert ran == []

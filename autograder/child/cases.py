@@ -256,7 +256,8 @@ def run_calls(module, cases: list, path: str) -> None:
             value = defined(module, params["call"])(**params["args"])
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{params['call']} must return a number, "
-                                f"got {type(value).__name__} {value!r:.60}")
+                                f"got {type(value).__name__}"
+                                + (f" {value!r:.60}" if isinstance(value, str) else ""))
         except BaseException as exc:
             send_error("run", exc, path, id=case.id, fatal=False)
             continue

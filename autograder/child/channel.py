@@ -30,14 +30,41 @@ def _student_frame(exc: BaseException, path: str) -> int | None:
         if frame.f_code.co_filename == path:
             lineno = line
     if lineno is None:  # Numba typing errors carry the location in the message
-        m = re.search(re.escape(path) + r'", line (\d+)', str(exc))
+        m = re.search(re.escape(path) + r'", line (\d+)', exception_text(exc))
         lineno = int(m.group(1)) if m else None
     return lineno
 
 
+_PLAIN = (str, int, float, bool, complex, type(None))
+# Built-in exceptions' members that their str() formats (OSError, SyntaxError, ImportError, ...).
+_MEMBERS = ("errno", "strerror", "filename", "filename2", "msg", "text", "name", "path",
+            "lineno", "offset", "end_lineno", "end_offset", "print_file_and_line")
+
+
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)`` where the exception holds plain values only (strings, numbers, None) in its
+    arguments and attributes; else its arguments, each a plain value or its type's name. The
+    child never turns a value the submission made into text by running that value's code (or
+    the library's, on the submission's behalf) from a grader frame."""
+    args = exc.args if type(exc.args) is tuple else ()
+    # A built-in exception's own attributes (OSError's filename) go into its text too; a
+    # library's (Numba's location objects) are the library's own.
+    extra = []
+    if type(exc).__module__ == "builtins":
+        extra = list(vars(exc).values()) if hasattr(exc, "__dict__") else []
+        extra += [getattr(exc, n, None) for n in _MEMBERS]
+    if all(type(a) in _PLAIN for a in (*args, *extra)):
+        try:
+            return str(exc)
+        except Exception:  # noqa: BLE001 - a library __str__ that needs more than it has
+            pass
+    parts = [repr(a) if type(a) in _PLAIN else f"<{type(a).__name__}>" for a in args]
+    return parts[0] if len(parts) == 1 else ", ".join(parts)
+
+
 def describe(exc: BaseException) -> str:
     """``"Type: message"``, blank lines dropped, at most 12 lines."""
-    text = f"{type(exc).__name__}: {exc}".strip()
+    text = f"{type(exc).__name__}: {exception_text(exc)}".strip()
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return "\n".join(lines[:12])
 
@@ -57,6 +84,6 @@ def send_error(phase: str, exc: BaseException, path: str, **extra) -> None:
     ``skipped``)."""
     lineno = _student_frame(exc, path) or getattr(exc, "submission_lineno", None)
     if is_finding(exc):
-        send(Error(phase, str(exc), None, finding=True, **extra))
+        send(Error(phase, exception_text(exc), None, finding=True, **extra))
         return
     send(Error(phase, describe(exc), lineno, **extra))

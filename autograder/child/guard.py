@@ -34,6 +34,10 @@ from autograder.source.reach import MODULES, ReachError, allowed_text
 #: Events the submission's code may raise itself: ``id()`` (an address; the submission's
 #: built-ins have no ``id``, the grader's instrumentation calls it at every element access).
 ALLOWED_EVENTS = frozenset({"builtins.id"})
+#: Events nothing in a child raises once a submission is loaded (the request was unpickled
+#: before), so they are refused whatever frame raises them: a library made to unpickle for the
+#: submission (``np.load`` with pickles allowed, run later from a grader frame) stops here.
+ALWAYS_REFUSED = frozenset({"pickle.find_class"})
 #: Attributes whose audited reads need what is refused first: a frame's code (``f_code``, read
 #: at every element access by the instrumentation) needs a frame, and every way to a frame is
 #: refused.
@@ -68,7 +72,13 @@ def _is_student(globs) -> bool:
 
 
 def _is_grader(globs) -> bool:
-    name = globs.get("__name__") if type(globs) is dict else None
+    """A frame of the ``autograder`` package's, the harness's ``__main__`` included (run by
+    ``python -m autograder.child.harness``, its ``__spec__`` names it)."""
+    if type(globs) is not dict:
+        return False
+    name = globs.get("__name__")
+    if name == "__main__":
+        name = getattr(globs.get("__spec__"), "name", None)
     return type(name) is str and (name == "autograder" or name.startswith("autograder."))
 
 
@@ -91,7 +101,7 @@ def _responsible(frame, event: str, args) -> bool:
         if _is_grader(globs):
             return False
         frame = frame.f_back
-    return False
+    return True  # a thread with neither: one a library started for the submission's code
 
 
 def _hook(event: str, args, _allowed=ALLOWED_EVENTS, _held=HELD_READS,
@@ -100,6 +110,8 @@ def _hook(event: str, args, _allowed=ALLOWED_EVENTS, _held=HELD_READS,
         return
     if event == "object.__getattr__" and args[1] in _held:
         return
+    if event in ALWAYS_REFUSED:
+        raise ReachError(f"{_what(event, args)} is out of reach: {allowed_text()}")
     me = _ident()
     if me in _busy:  # the hook's own sys._getframe below
         return

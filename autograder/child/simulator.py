@@ -92,7 +92,10 @@ class LanesInTurn:
 def _as_numba_error(failure, lane) -> BaseException:
     exc = failure.exc
     where = f"tid={list(lane.threadIdx)} ctaid={list(failure.block)}"
-    message = f"{where}: {exc}" if str(exc) else where
+    from autograder.child.channel import exception_text
+
+    text = exception_text(exc)
+    message = f"{where}: {text}" if text else where
     try:
         error = type(exc)(message)
     except Exception:  # noqa: BLE001 - an exception type with another constructor

@@ -189,6 +189,8 @@ class _Evaluator:
     def _Attribute(self, node):
         if node.attr.startswith("_"):
             raise Disallowed(f"attribute {node.attr} is not available")
+        if node.attr in reach.REFUSED_NAMES:
+            raise Disallowed(f"attribute {node.attr}: {reach.name_refusal(node.attr)}")
         base = self.eval(node.value)
         k = self.k
         if k.is_module(base):

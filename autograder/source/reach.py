@@ -77,6 +77,20 @@ INTROSPECTION_ATTRS = frozenset({
     "mro", "modules", "builtins", "importlib"})
 INTROSPECTION_PREFIXES = ("f_", "gi_", "cr_", "ag_", "tb_", "co_")
 
+#: Names of NumPy's and Numba's callables (and modules) that read or write files, unpickle, map
+#: memory, or register a callable that the library calls later, from whatever frame formats or
+#: computes next (print options' ``formatter``, floating-point error callbacks, ufuncs made from
+#: Python callables): a submission that registered ``np.load`` as a formatter had the grader's
+#: own ``repr`` run it. Refused as an attribute, an imported name and a keyword argument,
+#: wherever the definitions runner or the grader may run the code (red team of issue 30, goal 6).
+REFUSED_NAMES = frozenset({
+    "load", "loads", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt",
+    "fromfile", "fromregex", "tofile", "dump", "dumps", "memmap", "open_memmap", "DataSource",
+    "set_printoptions", "printoptions", "seterrcall", "seterr", "errstate", "setbufsize",
+    "frompyfunc", "vectorize", "format_map", "ctypeslib", "lib", "testing", "f2py",
+    "distutils", "open_ipc_array", "from_cuda_array_interface", "formatter", "allow_pickle",
+    "link"})
+
 
 _MISSING = object()
 
@@ -127,6 +141,8 @@ def bound_problem(name: str, module, fromlist) -> str | None:
             return f"from {name} import *: {name} is not one of them; {allowed_text()}"
         names = [n for n in names if n != "*"]  # the rest: star_names() binds only allowed
     for item in names:
+        if item in REFUSED_NAMES:
+            return (f"from {name} import {item}: {name_refusal(item)}")
         if item.startswith("_"):
             return (f"from {name} import {item}: names with a leading underscore are out of "
                     f"reach; {allowed_text()}")
@@ -171,8 +187,8 @@ def star_names(module) -> types.ModuleType:
     kept = []
     for n in names:
         value = getattr(module, n, _MISSING) if type(n) is str else _MISSING
-        if value is _MISSING or (isinstance(value, types.ModuleType)
-                                 and not module_allowed(value)):
+        if value is _MISSING or n in REFUSED_NAMES or (isinstance(value, types.ModuleType)
+                                                       and not module_allowed(value)):
             continue
         setattr(view, n, value)
         kept.append(n)
@@ -205,6 +221,35 @@ def student_builtins() -> dict:
         out[name] = _refusal(name)
     out["__import__"] = gate()
     return out
+
+
+def name_refusal(name: str) -> str:
+    """Why :data:`REFUSED_NAMES` holds ``name``, in words for the student."""
+    return (f"{name} reads or writes files, unpickles, or hands the library a function to call "
+            f"later, and is out of reach; {allowed_text()}")
+
+
+def format_refusal(template: str | None) -> str | None:
+    """Why ``template.format(...)`` is refused, or None: only a literal template whose fields
+    are plain (``{}``, ``{0}``, ``{name}``, ``{:.2f}``) is allowed; a field that follows an
+    attribute or an index (``{0.__class__}``, ``{0[x]}``) walks objects by name."""
+    import string
+
+    why = ("str.format with a template that is not a literal, or whose fields follow "
+           f"attributes or indexes, is out of reach (use an f-string); {allowed_text()}")
+    if template is None:
+        return why
+    stack = [template]
+    try:
+        while stack:
+            for _, field, spec, _ in string.Formatter().parse(stack.pop()):
+                if field is not None and ("." in field or "[" in field):
+                    return why
+                if spec:
+                    stack.append(spec)
+    except ValueError:
+        return why
+    return None
 
 
 def refused_attribute(attr: str) -> str | None:
@@ -339,6 +384,9 @@ def _check_function(fn, ns: dict):
             problem = _import_refusal(node)
             if problem:
                 return node.lineno, problem
+        problem = _refused_use(node)
+        if problem:
+            return node.lineno, problem
     binds = _bindings_in(fn)
     modules = _module_names(fn, ns, binds)
     if isinstance(modules, tuple):
@@ -355,6 +403,22 @@ def _check_function(fn, ns: dict):
             problem = _chain_problem(n, modules[n.id], parents)
             if problem:
                 return problem
+    return None
+
+
+def _refused_use(node: ast.AST) -> str | None:
+    """Why ``node`` is refused whatever it is called on: an attribute or keyword of
+    :data:`REFUSED_NAMES`, or a ``.format`` call that walks objects (:func:`format_refusal`)."""
+    if isinstance(node, ast.Attribute) and node.attr in REFUSED_NAMES:
+        return f"attribute {node.attr}: {name_refusal(node.attr)}"
+    if isinstance(node, ast.keyword) and node.arg in REFUSED_NAMES:
+        return f"the keyword {node.arg}=: {name_refusal(node.arg)}"
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"):
+        receiver = node.func.value
+        literal = receiver.value if (isinstance(receiver, ast.Constant)
+                                     and isinstance(receiver.value, str)) else None
+        return format_refusal(literal)
     return None
 
 

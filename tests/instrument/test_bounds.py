@@ -81,7 +81,7 @@ def test_the_solutions_stay_inside_their_arrays_at_every_graded_size(name, reque
 
     ex = exercises.get(name)
     path = str(exercises.solution_path(ex))
-    kernel, consts = resolve(import_submission(path), ex.contract, path, "sim")
+    kernel, consts = resolve(import_submission(path, guard=False), ex.contract, path, "sim")
     cases = [c for c in plan.make_cases(ex, 11) if c.spec.sim]
     for case in plan.evidence_cases(ex, cases, 11):
         r = run_instrumented(cuda, kernel, ex.contract, consts, case)

@@ -161,7 +161,7 @@ def _evidence_reports(name: str, gpu_only: bool) -> tuple[list[dict], list]:
 
     ex = exercises.get(name)
     path = str(exercises.solution_path(ex))
-    kernel, consts = resolve(import_submission(path), ex.contract, path, "sim")
+    kernel, consts = resolve(import_submission(path, guard=False), ex.contract, path, "sim")
     cases = [c for c in plan.make_cases(ex, 11) if c.spec.sim != gpu_only]
     return [run_instrumented(cuda, kernel, ex.contract, consts, c)
             for c in plan.evidence_cases(ex, cases, 11)], cases
