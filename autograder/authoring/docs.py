@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder import exercises
 from autograder.exercises.base import Exercise
+from autograder.source import reach
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS = ROOT / "docs" / "CONTRACTS.md"
@@ -160,10 +161,40 @@ def exercise_section(ex: Exercise) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _names(values) -> str:
+    return ", ".join(f"`{v}`" for v in sorted(values))
+
+
+def reach_section() -> str:
+    """What a submission's code may use (:mod:`autograder.source.reach`), as a markdown
+    section: the modules, the built-ins, and what is refused with the line."""
+    builtins_ = [b for b in reach.BUILTINS if not b.startswith("_") and b[0].islower()]
+    return "\n".join([
+        "## What your code may use",
+        "",
+        "Your functions and kernels may use these modules and nothing else (an `import` of "
+        "another module, or a module reached through an attribute, is refused with its line, "
+        "and the submission gets no points):",
+        f"- modules: {_names(reach.MODULES)};",
+        f"- built-ins: {_names(builtins_)}, `True`, `False`, `None` and the exception classes "
+        "(no `eval`, `exec`, `open`, `getattr`, `type`, `globals`, no class statements);",
+        "- refused as written, with the line: attributes with a leading underscore, the "
+        "insides of frames, generators, coroutines, tracebacks and code objects "
+        "(`gi_frame`, `f_back`, `co_code`, ...), and dunder names (`__import__`);",
+        f"- NumPy's and Numba's names that read or write files, unpickle, map memory or take a "
+        f"function to call later: {_names(reach.REFUSED_NAMES)} (as an attribute, an imported "
+        "name or a keyword), and `str.format` with a template that is not a literal or whose "
+        "fields follow attributes or indexes (use an f-string).",
+        "",
+        "A function the grader never calls (a notebook's own test helper) may import what it "
+        "likes: it never runs when graded.",
+        ""])
+
+
 def render_contracts() -> str:
     """The whole of ``docs/CONTRACTS.md``."""
     sections = [exercise_section(exercises.get(n)) for n in exercises.names()]
-    return "\n".join([HEADER] + sections + [COMMAND_LINE])
+    return "\n".join([HEADER, reach_section()] + sections + [COMMAND_LINE])
 
 
 def render_table() -> str:
