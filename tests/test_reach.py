@@ -161,6 +161,8 @@ _CHAINS = [
      "the keyword formatter="),
     ("def f(x):\n    return '{0.real}'.format(x)\n", "str.format with a template"),
     ("def f(x, t):\n    return t.format(x)\n", "str.format with a template"),
+    ("def f(x):\n    fmt = '{0.real}'.format\n    return fmt(x)\n", "str.format with a template"),
+    ("import numba\ndef f(x):\n    return numba.cfunc('void()')\n", "attribute cfunc"),
     ("def f():\n    from numpy import load\n    return load\n", "from numpy import load"),
 ]
 
@@ -260,6 +262,9 @@ ns = module.__dict__
 grader = {"__name__": "autograder.child.consumer"}
 exec("def consume(value):\n    return list(value)\n", grader)
 ns["consume"] = grader["consume"]
+from autograder.instrument import taint
+import math as real_math
+ns["tainted_fsum"] = taint._wrap_function(real_math.fsum)  # the instrumented run's math.fsum
 leaked = dict(ns, B=builtins, S=sys)  # what a dunder that slipped through would have given
 ATTACKS = sys.argv[1]
 exec(compile(ATTACKS, PATH, "exec"), ns)  # past both source checks
@@ -347,6 +352,11 @@ def attack_thread_with_no_grader_frame_leaked():  # a library's thread runs a li
     if seen or not errors:
         return "escaped"
     raise errors[0]
+
+def attack_library_callable_through_the_taint_wrapper_leaked():
+    # the instrumented run's math: the grader's wrapper calls math.fsum on the submission's
+    # argument, and fsum runs the map's callable (numba.cfunc would eval a signature string)
+    return tainted_fsum(map(B.exec, ["x = 1"]))
 
 def honest_math():
     return math.sqrt(4.0) + float(np.float32(1)) + min(3, 4) + len(range(3))
@@ -485,7 +495,8 @@ def test_the_child_turns_no_value_of_the_submission_into_text_by_running_it():
     """An exception the submission raised, holding an array (whose text NumPy makes with the
     print options' formatter), is described by its arguments' types, never formatted."""
     import numpy as np
-    from autograder.child.channel import describe, exception_text
+    from autograder.child.channel import describe
+    from autograder.wire.exception_text import exception_text
 
     ran = []
     with np.printoptions(formatter={"all": lambda v: ran.append(v) or "x"}):

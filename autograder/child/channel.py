@@ -7,6 +7,7 @@ import re
 import traceback
 
 from autograder.wire.channel import write_record
+from autograder.wire.exception_text import exception_text
 from autograder.wire.protocol import Error, Record
 
 _channel_fd = -1
@@ -33,33 +34,6 @@ def _student_frame(exc: BaseException, path: str) -> int | None:
         m = re.search(re.escape(path) + r'", line (\d+)', exception_text(exc))
         lineno = int(m.group(1)) if m else None
     return lineno
-
-
-_PLAIN = (str, int, float, bool, complex, type(None))
-# Built-in exceptions' members that their str() formats (OSError, SyntaxError, ImportError, ...).
-_MEMBERS = ("errno", "strerror", "filename", "filename2", "msg", "text", "name", "path",
-            "lineno", "offset", "end_lineno", "end_offset", "print_file_and_line")
-
-
-def exception_text(exc: BaseException) -> str:
-    """``str(exc)`` where the exception holds plain values only (strings, numbers, None) in its
-    arguments and attributes; else its arguments, each a plain value or its type's name. The
-    child never turns a value the submission made into text by running that value's code (or
-    the library's, on the submission's behalf) from a grader frame."""
-    args = exc.args if type(exc.args) is tuple else ()
-    # A built-in exception's own attributes (OSError's filename) go into its text too; a
-    # library's (Numba's location objects) are the library's own.
-    extra = []
-    if type(exc).__module__ == "builtins":
-        extra = list(vars(exc).values()) if hasattr(exc, "__dict__") else []
-        extra += [getattr(exc, n, None) for n in _MEMBERS]
-    if all(type(a) in _PLAIN for a in (*args, *extra)):
-        try:
-            return str(exc)
-        except Exception:  # noqa: BLE001 - a library __str__ that needs more than it has
-            pass
-    parts = [repr(a) if type(a) in _PLAIN else f"<{type(a).__name__}>" for a in args]
-    return parts[0] if len(parts) == 1 else ", ".join(parts)
 
 
 def describe(exc: BaseException) -> str:

@@ -123,7 +123,10 @@ def resolve(module, contract: Contract, path: str, backend: str):
         if not eval(expr, {"__builtins__": {}}, dict(consts)):
             raise ContractError(message.format(**consts))
     for fname in contract.functions:
-        if type(defined(module, fname)) is not types.FunctionType:
+        fn = defined(module, fname)
+        # The submission's own def (a library function bound to the name would run from the
+        # grader's frame when called).
+        if type(fn) is not types.FunctionType or fn.__globals__ is not module.__dict__:
             raise ContractError(f"the submission does not define a function {fname}(...)")
     name = contract.kernel
     if not name:

@@ -34,6 +34,11 @@ from autograder.source.reach import MODULES, ReachError, allowed_text
 #: Events the submission's code may raise itself: ``id()`` (an address; the submission's
 #: built-ins have no ``id``, the grader's instrumentation calls it at every element access).
 ALLOWED_EVENTS = frozenset({"builtins.id"})
+#: Events the grader's own code raises by a direct call (the innermost frame is the grader's):
+#: the instrumentation reads frames (``sys._getframe``, also from the kernel side) and compiles
+#: the kernel it rewrites (not from the kernel side, where a library callable the submission
+#: handed over would be the one calling).
+GRADER_OWN_EVENTS = frozenset({"sys._getframe", "compile", "exec"})
 #: Events nothing in a child raises once a submission is loaded (the request was unpickled
 #: before), so they are refused whatever frame raises them: a library made to unpickle for the
 #: submission (``np.load`` with pickles allowed, run later from a grader frame) stops here.
@@ -94,14 +99,33 @@ def _responsible(frame, event: str, args) -> bool:
         if frame is None or not _is_student(frame.f_globals):
             return False
         return not (args and args[0] in MODULES)
+    if _is_grader(frame.f_globals) and (event == "sys._getframe" or (
+            event in GRADER_OWN_EVENTS and not _on_kernel_side(frame.f_globals))):
+        return False  # the grader's own call (the instrumentation's frame reads, its compile)
     while frame is not None:
         globs = frame.f_globals
         if _is_student(globs):
             return True
-        if _is_grader(globs):
+        if _is_grader(globs) and not _on_kernel_side(globs):
             return False
         frame = frame.f_back
     return True  # a thread with neither: one a library started for the submission's code
+
+
+def _on_kernel_side(globs) -> bool:
+    """A frame of the instrumentation (:mod:`autograder.instrument`), which a kernel's body
+    calls on the simulator (its arrays, its math functions, its barriers): it passes the
+    submission's values to libraries on the submission's behalf, so the frames beneath it
+    decide (a red team had ``math.fsum`` of the instrumented run consume a ``map`` over
+    ``numba.cfunc``, whose signature string Numba evaluates)."""
+    return globs.get("__name__") in KERNEL_SIDE
+
+
+#: The instrumentation's modules whose code a kernel's body calls with its own values (its
+#: arrays' elements and indexes, its math functions' arguments). The scheduler, which runs the
+#: kernel and its barriers, and the memory model (its lazy imports of Numba's modules) stay
+#: the grader's.
+KERNEL_SIDE = frozenset({"autograder.instrument.proxies", "autograder.instrument.taint"})
 
 
 def _hook(event: str, args, _allowed=ALLOWED_EVENTS, _held=HELD_READS,

@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from autograder.wire.exception_text import exception_text
+
 _INTERNAL = {os.path.abspath(__file__)}
 
 
@@ -51,7 +53,7 @@ class KernelFailure(Exception):
     """A simulated thread raised; ``lane``, ``block`` and the original exception are kept."""
 
     def __init__(self, exc: BaseException, tid: int, block):
-        super().__init__(str(exc))
+        super().__init__(exception_text(exc))
         self.exc, self.tid, self.block = exc, tid, block
 
 

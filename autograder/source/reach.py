@@ -89,7 +89,9 @@ REFUSED_NAMES = frozenset({
     "set_printoptions", "printoptions", "seterrcall", "seterr", "errstate", "setbufsize",
     "frompyfunc", "vectorize", "format_map", "ctypeslib", "lib", "testing", "f2py",
     "distutils", "open_ipc_array", "from_cuda_array_interface", "formatter", "allow_pickle",
-    "link"})
+    "link", "cfunc", "njit", "guvectorize", "stencil", "generated_jit", "jit_module",
+    "compile_ptx", "compile_ptx_for_current_device", "compile_for_current_device",
+    "declare_device", "objmode", "extending"})
 
 
 _MISSING = object()
@@ -413,9 +415,8 @@ def _refused_use(node: ast.AST) -> str | None:
         return f"attribute {node.attr}: {name_refusal(node.attr)}"
     if isinstance(node, ast.keyword) and node.arg in REFUSED_NAMES:
         return f"the keyword {node.arg}=: {name_refusal(node.arg)}"
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "format"):
-        receiver = node.func.value
+    if isinstance(node, ast.Attribute) and node.attr == "format":  # called or bound alike
+        receiver = node.value
         literal = receiver.value if (isinstance(receiver, ast.Constant)
                                      and isinstance(receiver.value, str)) else None
         return format_refusal(literal)
