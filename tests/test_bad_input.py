@@ -85,8 +85,8 @@ def test_printed_fake_result_does_not_change_the_score():
 def test_missing_kernel_gets_each_test_once_and_a_did_you_mean():
     result = graded("missing_kernel.py")
     names = [t.name for t in result.tests]
-    assert len(names) == len(set(names)), names  # the four diagnostics once, not twice
-    assert sum(t.kind.value == "diagnostic" for t in result.tests) == 4
+    assert len(names) == len(set(names)), names  # the five diagnostics once, not twice
+    assert sum(t.kind.value == "diagnostic" for t in result.tests) == 5  # boundary checks too
     first = result.tests[0].message
     assert "does not define tiled_matmul; did you mean matmul?" in first
     assert all(t.message == "not run (see above)" for t in result.tests[1:])

@@ -25,6 +25,7 @@ from autograder.wire.results import Kind, Status
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.watchdog import Watchdog, _process_table, tree_cpu_seconds
 from conftest import TEST_DEVICE, grade_file, SOLUTIONS
+from tests.adversarial.lift import reach_lifted  # noqa: F401 (a fixture)
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 SAFETY_S = 120  # only so that a broken clock fails the test instead of hanging it
@@ -140,7 +141,9 @@ SPINS = SLEEPS.replace("import time\n    time.sleep(3600)", "while True:\n      
     (SLEEPS, r"your function did not finish in time \(it made no progress for 5 s, using no "
              r"CPU time\)"),
 ], ids=["spins", "sleeps"])
-def test_a_timeout_says_whether_the_code_spun_or_waited(tmp_path, code, words):
+def test_a_timeout_says_whether_the_code_spun_or_waited(tmp_path, code, words, reach_lifted):
+    """(``import time`` is out of a submission's reach: the lift lets this one sleep, as code
+    that got past the reach layers would, to test the deadline that holds after them.)"""
     if TEST_DEVICE != "sim":
         pytest.skip("the CPU clock is the simulator's; GPU children keep wall-time deadlines")
     path = tmp_path / "occupancy.py"

@@ -165,3 +165,13 @@ def scores(course: Path, assignment: str, student: str) -> dict[str, tuple[float
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         sub = gb.find_submission_notebook(nb_name[:-len(".ipynb")], assignment, student)
         return {g.name: (g.auto_score, g.max_score) for g in sub.grades}
+
+
+def output_text(output) -> str:
+    """The text of one code-cell output as a terminal shows it: a stream's text, or a rich
+    output's ``text/plain`` (the grade cells' report is one ``display_data`` with HTML and
+    text, see :mod:`autograder.nbgrader.preprocessor`)."""
+    if output.get("output_type") == "stream":
+        return "".join(output.get("text", ""))
+    text = output.get("data", {}).get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text

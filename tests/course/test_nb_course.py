@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 from .nbhelpers import (ASSIGNMENTS, NAMES, ROOT, TEST_DEVICE, expected_parts, load_script,
-                        nbgrader, scores, source_notebook, split_solution, submit,
+                        nbgrader, output_text, scores, source_notebook, split_solution, submit,
                         written_names)
 from traitlets.config.loader import PyFileConfigLoader
 from traitlets.utils.importstring import import_item
@@ -329,7 +329,8 @@ def test_autograde_survives_an_endless_loop_and_code_that_does_not_parse(release
             assert got["matmul_any_size-hidden-correctness"][0] <= 5.0, got
         nb = nbb.read(course / "autograded" / student / "02_matmul_any_size" /
                       "matmul_any_size.ipynb")
-        messages[student] = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                                    for o in c.outputs if o.get("name") == "stdout")
+        messages[student] = "".join(output_text(o) for c in nb.cells if c.cell_type == "code"
+                                    for o in c.outputs if o.get("name") == "stdout"
+                                    or o.get("output_type") == "display_data")
     assert "the code does not parse" in messages["erin"]
     assert "did not finish in time" in messages["frank"]

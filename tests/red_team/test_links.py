@@ -229,7 +229,7 @@ def test_the_preprocessor_judges_what_is_in_submitted(tmp_path):
 @pytest.mark.parametrize("student, link", [("mallory", "mallory/{a}/{nb}"),
                                            ("trudy", "trudy/{a}")])
 def test_nbgrader_scores_a_linked_notebook_0_with_the_message(linked_course, student, link):
-    from course.nbhelpers import scores, split_solution
+    from course.nbhelpers import output_text, scores, split_solution
 
     course, assignment, nb_name, _ = linked_course
     got = scores(course, assignment, student)
@@ -238,9 +238,9 @@ def test_nbgrader_scores_a_linked_notebook_0_with_the_message(linked_course, stu
     shown = link.format(a=assignment, nb=nb_name)
     autograded = (course / "autograded" / student / assignment / nb_name).read_text()
     nb = json.loads(autograded)  # what generate_feedback renders for the student
-    reports = ["".join(o.get("text", "")) for c in nb["cells"] if "-hidden-" in
+    reports = [output_text(o) for c in nb["cells"] if "-hidden-" in
                c["metadata"].get("nbgrader", {}).get("grade_id", "") for o in c["outputs"]
-               if o["output_type"] == "stream"]
+               if o["output_type"] in ("stream", "display_data")]
     assert reports and all(f"{shown} is a symbolic link" in r for r in reports), reports
     source = json.loads((course / "source" / assignment / nb_name).read_text())
     secrets = [max(region.splitlines(), key=len).strip()

@@ -319,8 +319,11 @@ def test_nbgrader_autograde_scores_malformed_notebooks_0_and_stores_them(tmp_pat
         got = scores(course, assignment, student)
         assert got and all(not p for p, _ in got.values()), got
         nb = nbformat.read(course / "autograded" / student / assignment / nb_name, 4)
-        shown = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                        for o in c.outputs if o.get("name") == "stdout")
+        from course.nbhelpers import output_text
+
+        shown = "".join(output_text(o) for c in nb.cells if c.cell_type == "code"
+                        for o in c.outputs
+                        if o.get("name") == "stdout" or o.get("output_type") == "display_data")
         assert words in shown and "kernelgrade-nbgrader-" not in shown, shown[:500]
 
 
