@@ -54,7 +54,7 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 # Modules that must judge without side effects, and what they may not import.
 PURE = ("judge.collect", "judge.cases", "judge.concept_use", "judge.compare", "judge.hints",
-        "judge.ptx", "judge.occupancy_calculator", "judge.advice")
+        "judge.ptx", "judge.occupancy_calculator")
 IMPURE = ("sandbox", "grading", "host.gpulock", "subprocess", "threading", "os",
           "multiprocessing")
 

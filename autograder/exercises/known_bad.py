@@ -11,16 +11,6 @@ what it must get::
 status. Plain ``expect`` lines hold on every backend, ``expect-gpu`` lines on a GPU only,
 ``expect-sim`` lines on the simulator only (which raises ``IndexError`` where a GPU silently reads
 or writes out of bounds). Every mutant must also lose points.
-
-A mutant may also carry the instructor's advice for a student who makes its mistake, on one or
-more lines (joined with spaces)::
-
-    # kernelgrade-advice: Load the halo: the first and last MAX_MASK_WIDTH // 2 threads of a
-    # kernelgrade-advice: block also load the elements left and right of the block's tile.
-
-Its expectations for the backend are then the mistake's failure signature: a student's result
-that shows them all, with the same findings, reads the advice (:mod:`autograder.judge.advice`,
-:data:`ADVICE_NOTE`), never the mutant's name.
 """
 
 from __future__ import annotations
@@ -32,10 +22,6 @@ from pathlib import Path
 from autograder.wire.results import ExerciseResult
 
 _EXPECT = re.compile(r"^#\s*kernelgrade-expect(?:-(gpu|sim))?:\s*(.+)$")
-_ADVICE = re.compile(r"^#\s*kernelgrade-advice:\s*(.*)$")
-
-#: How the advice of a known-bad file begins in a student's notes (``ExerciseResult.notes``).
-ADVICE_NOTE = "Advice from your instructor: "
 
 
 @dataclass(frozen=True)
@@ -61,82 +47,17 @@ class Expectation:
         return f"{self.selector}={self.status}" + (f" ({self.backend})" if self.backend else "")
 
 
-def _header(path: str | Path) -> list[str]:
-    """The leading comment lines of ``path``, stripped (up to its first line of code or
-    docstring; blank lines skipped)."""
-    lines = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            break
-        if line.strip():
-            lines.append(line.strip())
-    return lines
-
-
 def expectations(path: str | Path) -> list[Expectation]:
     """Expectations declared in the leading comment lines of ``path``."""
     found = []
-    for line in _header(path):
-        m = _EXPECT.match(line)
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        m = _EXPECT.match(line.strip())
         if m:
             for item in m.group(2).split(","):
                 selector, _, status = item.strip().partition("=")
                 found.append(Expectation(selector.strip(), status.strip(), m.group(1)))
-    return found
-
-
-def advice(path: str | Path) -> str:
-    """The advice declared in the leading ``# kernelgrade-advice:`` lines of ``path``, joined
-    with spaces; ``""`` for none."""
-    parts = [m.group(1).strip() for m in map(_ADVICE.match, _header(path)) if m]
-    return " ".join(p for p in parts if p)
-
-
-@dataclass(frozen=True)
-class Advised:
-    """A known-bad file that carries advice: ``label`` names it for the instructor
-    (``mutants/halo_not_loaded.py``), never for the student; ``expect``: its expectations, on
-    every backend (:meth:`signature` picks a backend's)."""
-
-    label: str
-    advice: str
-    expect: tuple[Expectation, ...]
-
-    def signature(self, device: str) -> tuple[Expectation, ...]:
-        """The expectations that apply on ``device`` (``"sim"``, ``"gpu:<name>"``): the
-        mistake's failure signature there, sorted (equal signatures compare equal)."""
-        return tuple(sorted({e for e in self.expect if e.applies_to(device)},
-                            key=lambda e: (e.selector, e.status)))
-
-
-def advised(paths: list[Path]) -> list[Advised]:
-    """The known-bad files of ``paths`` that declare advice and an expectation (a file that
-    cannot be read is left out: ``autograder check`` reads every one)."""
-    found = []
-    for path in paths:
-        try:
-            text, expect = advice(path), tuple(expectations(path))
-        except (OSError, UnicodeDecodeError):
-            continue
-        if text and expect:
-            found.append(Advised(f"{Path(path).parent.name}/{Path(path).name}", text, expect))
-    return found
-
-
-def advice_conflicts(paths: list[Path]) -> list[str]:
-    """Pairs of known-bad files of ``paths`` whose signatures are equal on a backend but whose
-    advice differs, a line each: a student whose result matches one matches the other, and
-    which sentence is right cannot be told apart from the result."""
-    found = []
-    files = advised(paths)
-    for i, a in enumerate(files):
-        for b in files[i + 1:]:
-            same = [words for device, words in (("sim", "the simulator"), ("gpu:", "a GPU"))
-                    if a.signature(device) == b.signature(device)]
-            if same and a.advice != b.advice:
-                found.append(f"{a.label} and {b.label} have the same failure signature on "
-                             f"{' and '.join(same)} but different advice: add an expectation "
-                             "that tells them apart, or give them one sentence")
+        elif line.strip() and not line.startswith("#"):
+            break
     return found
 
 
@@ -148,11 +69,6 @@ def unmet(path: str | Path, result: ExerciseResult) -> list[str]:
         problems.append("got full marks")
     if not expectations(path):
         problems.append("declares no '# kernelgrade-expect:' line")
-    said = advice(path)
-    if said and ADVICE_NOTE + said not in result.notes:
-        problems.append("its '# kernelgrade-advice:' is not shown when it is graded (its "
-                        "expectations and findings are its failure signature: name every "
-                        "finding it gets; a more specific file's advice may win)")
     return problems
 
 
