@@ -13,7 +13,15 @@ only globals its functions have) or the grader's own (its module is in the ``aut
 package) decides; frames of the standard library, NumPy and Numba in between do not, so a
 library that the submission asks to fetch a frame for it is refused too, and the simulator's
 and the instrumentation's own frame reads (below a kernel's body, from the grader's modules)
-are not. An import started by a library is the library's (:func:`_responsible`).
+are not. An import started by a library is the library's (:func:`_responsible`). Three rules
+close the ways round that (red team of issue 30, goal 6):
+
+- the instrumentation's code that a kernel's body calls with its own values (:data:`KERNEL_SIDE`:
+  the array proxies and the taint wrappers of its math) does not stand in for the grader; the
+  frames beneath it decide;
+- a thread with neither kind of frame (one a library started) counts as the submission's;
+- what nothing in a loaded child does (:data:`ALWAYS_REFUSED`: unpickling) is refused whoever
+  asks, since a library can be made to do it later from a grader frame.
 
 A hook cannot be removed once added, and the submission's code cannot reach ``sys`` to add
 another before it. It costs CPU where the grader itself raises events: the instrumentation calls
@@ -47,6 +55,12 @@ ALWAYS_REFUSED = frozenset({"pickle.find_class"})
 #: at every element access by the instrumentation) needs a frame, and every way to a frame is
 #: refused.
 HELD_READS = frozenset({"f_code"})
+
+#: The instrumentation's modules whose code a kernel's body calls with its own values (its
+#: arrays' elements and indexes, its math functions' arguments). The scheduler, which runs the
+#: kernel and its barriers, and the memory model (its lazy imports of Numba's modules) stay
+#: the grader's.
+KERNEL_SIDE = frozenset({"autograder.instrument.proxies", "autograder.instrument.taint"})
 
 _IMPORTLIB = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>",
               "<frozen zipimport>")
@@ -120,12 +134,6 @@ def _on_kernel_side(globs) -> bool:
     ``numba.cfunc``, whose signature string Numba evaluates)."""
     return globs.get("__name__") in KERNEL_SIDE
 
-
-#: The instrumentation's modules whose code a kernel's body calls with its own values (its
-#: arrays' elements and indexes, its math functions' arguments). The scheduler, which runs the
-#: kernel and its barriers, and the memory model (its lazy imports of Numba's modules) stay
-#: the grader's.
-KERNEL_SIDE = frozenset({"autograder.instrument.proxies", "autograder.instrument.taint"})
 
 
 def _hook(event: str, args, _allowed=ALLOWED_EVENTS, _held=HELD_READS,

@@ -8,6 +8,8 @@ import sys
 import threading
 from contextlib import contextmanager
 
+from autograder.wire.exception_text import exception_text
+
 # Where a block's lanes run all at once (they let go: a kernel spinning on another of its
 # threads), they compete for the interpreter lock as in Numba's own simulator, whose polling
 # block manager kept it for a whole switch interval while the kernel's threads waited. Measured
@@ -92,8 +94,6 @@ class LanesInTurn:
 def _as_numba_error(failure, lane) -> BaseException:
     exc = failure.exc
     where = f"tid={list(lane.threadIdx)} ctaid={list(failure.block)}"
-    from autograder.child.channel import exception_text
-
     text = exception_text(exc)
     message = f"{where}: {text}" if text else where
     try:
