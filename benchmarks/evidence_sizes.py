@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from autograder import exercises  # noqa: E402
 from autograder.child.contract import import_submission, resolve  # noqa: E402
 from autograder.child.cases import run_instrumented  # noqa: E402
-from autograder.child.simulator import prepare_simulator  # noqa: E402
+from autograder.simulator.adapter import prepare_simulator  # noqa: E402
 from autograder.grading import plan  # noqa: E402
 
 

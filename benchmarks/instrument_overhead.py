@@ -47,7 +47,7 @@ def fixed_order(kernel, grid, block, args):
     from numba.cuda.simulator.kernelapi import FakeCUDAModule, swapped_cuda_module
 
     from autograder.instrument.launch import select_blocks
-    from autograder.instrument.scheduler import BlockRunner
+    from autograder.simulator.scheduler import BlockRunner
     from autograder.instrument.trace import Recorder
 
     grid, block = normalize_kernel_dimensions(grid, block)

@@ -37,6 +37,7 @@ from autograder.judge import collect as judge
 from autograder.grading import plan
 from autograder.sandbox import run as sandbox
 from autograder.grading import preflight as preflight_mod  # noqa: E402
+from autograder.grading import steps  # noqa: E402
 
 EXERCISE = "tiled_matmul"
 _t0 = [0.0]
@@ -108,7 +109,7 @@ def instrument() -> None:
         module.run_child = _wrap_run_child(module.run_child)
     gpulock.gpu = _wrap_lock(gpulock.gpu)
     for module, name in ((grader, "resolve_device"), (preflight_mod, "start"),
-                         (plan, "make_cases"), (judge, "collect"), (grader, "_add_notes")):
+                         (plan, "make_cases"), (judge, "collect"), (steps, "_add_notes")):
         _wrap(module, name)
 
 

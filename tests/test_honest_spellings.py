@@ -113,7 +113,7 @@ _REAL_TARGET = r"""
 import json
 import numba.cuda as cuda
 from numba import types
-from autograder.child import simulator
+from autograder.simulator import adapter as simulator
 from autograder.child.cases import TARGET_CC, compiling_for, declared_for
 
 @cuda.jit(device=True)
@@ -215,7 +215,7 @@ def _passed() -> list[TestResult]:
 
 
 def test_the_limit_is_read_from_the_childs_records():
-    from autograder.child.simulator import SimulatorLimit
+    from autograder.simulator.adapter import SimulatorLimit
 
     assert judge.SIMULATOR_LIMIT == SimulatorLimit.__name__
     text = "cuda.shfl_sync is not run by Numba's CUDA simulator"

@@ -6,9 +6,10 @@ Parsed with ``ast``: nothing is imported.
 Lowest first:
 
 1. **foundations** (``wire/``, ``source/``, ``exercises/``, ``host/``, ``timing/``,
-   ``instrument/``; ``errors``, ``settings``, ``define``): the formats between grader and child,
-   a submission's source, the exercise registry, this host's shared facts, timing shared by both
-   sides. No grading, no processes started.
+   ``simulator/``, ``instrument/``; ``errors``, ``settings``, ``define``): the formats between
+   grader and child, a submission's source, the exercise registry, this host's shared facts,
+   timing shared by both sides, Numba's simulator adapted, its instrumented launches. No grading,
+   no processes started.
 2. **child** (``child/``): what runs in the child process (``python -m autograder.child.harness``).
    It never imports the grader's side.
 3. **sandbox** (``sandbox/``): starting, limiting and watching one child.
@@ -34,7 +35,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "autograder"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundations", ("autograder", "errors", "settings", "define", "wire", "wire.*", "source",
                      "source.*", "exercises", "exercises.*", "host", "host.*", "timing",
-                     "timing.*", "instrument", "instrument.*")),
+                     "timing.*", "simulator", "simulator.*", "instrument", "instrument.*")),
     ("child", ("child", "child.*")),
     ("sandbox", ("sandbox", "sandbox.*")),
     ("judging", ("judge", "judge.*")),
@@ -54,7 +55,7 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 # Modules that must judge without side effects, and what they may not import.
 PURE = ("judge.collect", "judge.cases", "judge.concept_use", "judge.compare", "judge.hints",
-        "judge.ptx", "judge.occupancy_calculator")
+        "judge.ptx", "judge.occupancy_calculator", "judge.advice")
 IMPURE = ("sandbox", "grading", "host.gpulock", "subprocess", "threading", "os",
           "multiprocessing")
 
@@ -146,12 +147,35 @@ def test_the_child_never_imports_the_grader_side():
 def test_the_child_imports_numba_only_inside_functions():
     """The harness chooses the backend (``NUMBA_ENABLE_CUDASIM``, read when Numba is imported)
     before Numba is imported: no module of the child may import it at module level."""
-    for module in (*(m for m in MODULES if m.startswith("child.")), "wire.protocol",
+    for module in (*(m for m in MODULES if m.startswith(("child.", "simulator."))), "wire.protocol",
                    "wire.channel", "host.environment", "wire.buffers", "wire.shapes",
                    "source.definitions", "source.same_code"):
         at_top = [line for t, line, top in _imports(MODULES[module])
                   if top and t in ("!numba", "!numba_cuda", "!llvmlite")]
         assert at_top == [], f"{module} imports numba at module level (line {at_top})"
+
+
+def test_only_the_adapter_reaches_numbas_simulator():
+    """Numba's simulator is adapted in one module (issue 31): no other module imports
+    ``numba.cuda.simulator`` or names one of its modules (``importlib``), so a numba-cuda release
+    that moves its internals is met in ``simulator/adapter.py`` alone."""
+    reaching = []
+    for module, path in MODULES.items():
+        if module == "simulator.adapter":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names = [node.value]
+            if any(n == "numba.cuda.simulator" or n.startswith("numba.cuda.simulator.")
+                   for n in names):
+                reaching.append(f"{module}:{node.lineno}")
+    assert reaching == []
 
 
 #: The package's folders (subpackages): each is one layer's, whole.

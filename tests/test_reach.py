@@ -251,7 +251,7 @@ _RUNTIME = r'''
 __name__ = "autograder.child.runtime_test"
 import json, sys, builtins
 from autograder.child.contract import import_submission
-from autograder.child.simulator import prepare_simulator
+from autograder.simulator.adapter import prepare_simulator
 import numpy as np
 
 PATH = "/nonexistent/submission.py"
@@ -478,7 +478,7 @@ def test_a_sandboxed_child_sees_no_grader_side(tmp_path):
             "        out[m] = 'imported'\n"
             "    except Exception as e:\n"
             "        out[m] = type(e).__name__\n"
-            "import autograder.child.harness, autograder.instrument.scheduler\n"
+            "import autograder.child.harness, autograder.simulator.scheduler\n"
             "import autograder.exercises.package\n"
             "out['harness'] = 'imported'\n"
             "print(__import__('json').dumps(out))\n")

@@ -147,7 +147,7 @@ from autograder.source.definitions import NotGradable, bindings, run_definitions
 from autograder.source.submission import load_source
 lazy = sys.argv[1] == "compile"
 if sys.argv[1] == "sim":  # as the simulator child, before the submission's import
-    from autograder.child.simulator import prepare_simulator
+    from autograder.simulator.adapter import prepare_simulator
     prepare_simulator()
 out = {}
 for pattern in json.loads(sys.argv[2]):

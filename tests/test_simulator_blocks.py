@@ -1,6 +1,6 @@
 """The grading child's simulator runs a block's threads one at a time, in thread-id order, each
-to its next barrier (autograder.child.simulator.lanes_in_turn over
-autograder.instrument.scheduler): Numba's barrier rule, a fixed order, and Numba's errors.
+to its next barrier (autograder.simulator.adapter.lanes_in_turn over
+autograder.simulator.scheduler): Numba's barrier rule, a fixed order, and Numba's errors.
 
 Every kernel here runs in one fresh interpreter with the simulator chosen, as in the child; each
 test reads its part of what that run printed."""
@@ -20,8 +20,8 @@ PROBE = textwrap.dedent(r'''
     import numpy as np
     threading.stack_size(1 << 20)
     from numba import cuda, int32, float32
-    from autograder.child import simulator
-    from autograder.child.simulator import prepare_simulator
+    from autograder.simulator import adapter as simulator
+    from autograder.simulator.adapter import prepare_simulator
     simulator.PATIENCE = 0.2
     prepare_simulator()
     prepare_simulator()   # idempotent
@@ -196,7 +196,7 @@ def test_an_error_is_numbas_with_the_thread_and_block_and_the_lanes_recover(prob
 
 
 def test_parked_lanes_stay_bounded_across_block_shapes(probe):
-    from autograder.child.simulator import MAX_PARKED_LANES
+    from autograder.simulator.adapter import MAX_PARKED_LANES
 
     # 1024 + 640 + 3 parked at most after the last launch, with the main thread
     assert probe["threads_alive"] <= MAX_PARKED_LANES + 1

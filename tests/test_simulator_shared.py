@@ -1,4 +1,4 @@
-"""The simulator's shared arrays, as the grading child uses them (autograder.child.simulator):
+"""The simulator's shared arrays, as the grading child uses them (autograder.simulator.adapter):
 every thread of a block gets the same array from a ``cuda.shared.array`` line, even when a
 thread switch falls between the simulator's look-up and its store."""
 
@@ -25,7 +25,7 @@ def test_every_thread_of_a_block_gets_the_same_shared_array(monkeypatch):
     probe = r"""
 import threading, time
 import numpy
-from autograder.child.simulator import thread_safe_shared_arrays
+from autograder.simulator.adapter import thread_safe_shared_arrays
 from numba.cuda.simulator import kernelapi
 import test_simulator_shared as t
 

@@ -145,7 +145,7 @@ _SIM_TIMING = textwrap.dedent('''
     from numba import cuda
     from autograder import exercises
     from autograder.child import timing as child_timing
-    from autograder.child.simulator import prepare_simulator
+    from autograder.simulator.adapter import prepare_simulator
     from autograder.grading import plan
     from autograder.timing import measure
     from autograder.timing.outputs import wrong_launches

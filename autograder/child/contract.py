@@ -11,6 +11,7 @@ import linecache
 import sys
 import types
 
+from autograder.simulator import adapter as sim
 from autograder.wire.contract import Contract
 
 _MISSING = object()
@@ -142,7 +143,7 @@ def _check_kernel(kernel, name: str, contract: Contract, path: str, backend: str
     what = "device function" if contract.device_function else "kernel"
     decorator = "@cuda.jit(device=True)" if contract.device_function else "@cuda.jit"
     if backend == "sim":
-        from numba.cuda.simulator.kernel import FakeCUDAKernel as KernelType
+        KernelType = sim.FakeCUDAKernel
     else:
         from numba.cuda.dispatcher import CUDADispatcher as KernelType
     if type(kernel) is not KernelType:  # exactly: no subclass stands in for a kernel

@@ -45,7 +45,7 @@ import sys
 from . import apart
 from .cases import (compile_for_cases, compile_ptx, run_calls, run_cases,
                           run_instrumented)
-from .simulator import SIM_SWITCH_INTERVAL, prepare_simulator
+from autograder.simulator.adapter import SIM_SWITCH_INTERVAL, prepare_simulator
 from .channel import open_channel, send, send_error
 from .contract import ContractError, import_submission, resolve
 from .device import (device_facts, device_record, kernel_facts,  # noqa: F401 (re-exported)

@@ -9,6 +9,8 @@ import traceback
 
 import numpy as np
 
+from autograder.simulator import adapter as sim
+
 from .banks import BankConflicts
 from .barriers import DivergentBarriers
 from .dataflow import SharedUse
@@ -19,7 +21,7 @@ from .memory import Atomics, Local, SharedMemory, fence_hooks, global_proxy
 from .proxies import OutOfBounds
 from .races import GlobalRaces, SharedRaces
 from .rewrite import instrumented, swapped_device_functions
-from .scheduler import BlockRunner, KernelFailure
+from autograder.simulator.scheduler import BlockRunner, KernelFailure
 from .trace import ACCESS_NAMES, Recorder
 
 REPORT_VERSION = 1
@@ -49,9 +51,7 @@ def select_blocks(grid_dim: tuple[int, int, int], max_blocks: int | None) -> lis
 
 
 def _module(grid_dim, block_dim, dynshared, rec):
-    from numba.cuda.simulator.kernelapi import FakeCUDAModule
-
-    module = FakeCUDAModule(grid_dim, block_dim, dynshared)
+    module = sim.FakeCUDAModule(grid_dim, block_dim, dynshared)
     module._shared = SharedMemory(rec, dynshared)
     module._atomic = Atomics()
     module._local = Local(rec)
@@ -61,9 +61,7 @@ def _module(grid_dim, block_dim, dynshared, rec):
 
 def _kernel_args(args, names, rec, writebacks):
     """The simulator's own argument rules (host arrays copied in and back), then proxies."""
-    from numba.cuda.simulator.args import ArgHint, InOut
-    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
+    ArgHint, InOut, FakeCUDAArray = sim.ArgHint, sim.InOut, sim.FakeCUDAArray
     out = []
     for i, arg in enumerate(args):
         if isinstance(arg, np.ndarray) and arg.ndim > 0:
@@ -84,11 +82,9 @@ def _kernel_args(args, names, rec, writebacks):
 
 def _from_device(device_array, writebacks):
     """A host copy to run on, copied back to the device array after the launch."""
-    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
     host = device_array.copy_to_host()
     writebacks.append(lambda: device_array.copy_to_device(host))
-    return FakeCUDAArray(host)
+    return sim.FakeCUDAArray(host)
 
 
 def _error(rec, failure: KernelFailure) -> dict:
@@ -130,8 +126,6 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     package docstring for the report's keys. Runs only ``max_blocks`` blocks when given
     (:func:`select_blocks`), or exactly ``blocks`` (block indices, in the simulator's order)."""
     from numba.cuda.errors import normalize_kernel_dimensions
-    from numba.cuda.simulator.kernel import _push_kernel_context
-    from numba.cuda.simulator.kernelapi import swapped_cuda_module
 
     grid_dim, block_dim = normalize_kernel_dimensions(griddim, blockdim)
     py_func = getattr(kernel, "py_func", kernel)
@@ -153,7 +147,7 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     gc_was_enabled = gc.isenabled()
     gc.disable()   # the logs are many small tuples and no cycles: collections only cost time
     try:
-        with _push_kernel_context(module), swapped_cuda_module(fn, module), \
+        with sim.push_kernel_context(module), sim.swapped_cuda_module(fn, module), \
                 swapped_device_functions(py_func, rec) as devices, \
                 taint.swapped_math([fn, *devices]), taint.recording(rec):
             kargs = _kernel_args(args, code.co_varnames[:code.co_argcount], rec, writebacks)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autograder.simulator import adapter as sim
+
 from .proxies import ArrayProxy, make_proxy
 from .taint import tainted
 from .trace import FENCE
@@ -101,13 +103,11 @@ class SharedMemory:
 def global_proxy(rec, fake_array, name: str) -> ArrayProxy:
     """Wrap a kernel argument (the simulator's ``FakeCUDAArray``) for recording. Attribute
     access goes through the simulator's in-kernel wrapper, so ``A.shape`` behaves as there."""
-    from numba.cuda.simulator.cudadrv.devicearray import FakeWithinKernelCUDAArray
-
     ary = fake_array._ary
     info = ArrayInfo(name, "global", tuple(ary.shape), str(ary.dtype), ary.dtype.itemsize, 0,
                      None)
     return make_proxy("global", ary, rec.add_array(info), 0, rec,
-                      FakeWithinKernelCUDAArray(fake_array))
+                      sim.FakeWithinKernelCUDAArray(fake_array))
 
 
 class Atomics:
@@ -117,9 +117,7 @@ class Atomics:
     the element (``taint``)."""
 
     def __init__(self):
-        from numba.cuda.simulator.kernelapi import FakeCUDAAtomic
-
-        self._orig = FakeCUDAAtomic()
+        self._orig = sim.FakeCUDAAtomic()
 
     def __getattr__(self, name):
         op = getattr(self._orig, name)
@@ -195,9 +193,7 @@ class Local:
     """Stands in for ``FakeCUDALocal``: the same arrays, as :class:`LocalArray`."""
 
     def __init__(self, rec):
-        from numba.cuda.simulator.kernelapi import FakeCUDALocal
-
-        self._orig = FakeCUDALocal()
+        self._orig = sim.FakeCUDALocal()
         self._rec = rec
 
     def array(self, shape, dtype, alignment=None):

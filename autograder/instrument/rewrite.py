@@ -15,6 +15,8 @@ import ast
 import linecache
 from contextlib import contextmanager
 
+from autograder.simulator import adapter as sim
+
 _cache = {}   # (code, file, id of globals) -> factory(br, loop, *closure values) -> function
 
 
@@ -149,8 +151,6 @@ def swapped_device_functions(fn, rec):
     """For the launch, replace the device functions ``fn`` calls (and those they call) with
     rewritten ones, as simulator device functions, in their callers' globals; put the
     originals back afterwards. Yields the Python functions now run for them."""
-    from numba.cuda.simulator.kernel import FakeCUDAKernel
-
     saved, seen, todo = [], set(), [fn]
     try:
         while todo:
@@ -161,11 +161,11 @@ def swapped_device_functions(fn, rec):
                 seen.add((id(globs), name))
                 new_fn = instrumented(dev.py_func, rec)
                 if new_fn is None:
-                    if isinstance(dev, FakeCUDAKernel):
+                    if isinstance(dev, sim.FakeCUDAKernel):
                         continue
                     new_fn = dev.py_func   # no source: run it, without branch hooks
                 saved.append((globs, name, dev))
-                globs[name] = FakeCUDAKernel(new_fn, device=True)
+                globs[name] = sim.FakeCUDAKernel(new_fn, device=True)
                 todo.append(dev.py_func)
         yield [globs[name].py_func for globs, name, _ in saved]
     finally:

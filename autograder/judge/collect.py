@@ -27,7 +27,7 @@ TIMING_NEEDS_CORRECT = ("timing counts only for a kernel that passes every corre
 
 #: The name of the exception the simulator child raises where a kernel asks for what Numba's
 #: CUDA simulator cannot run and a GPU can (a warp intrinsic):
-#: :class:`autograder.child.simulator.SimulatorLimit`. The grader's limit, never the kernel's
+#: :class:`autograder.simulator.adapter.SimulatorLimit`. The grader's limit, never the kernel's
 #: error: such a case is skipped (it needs a GPU), no points either way.
 SIMULATOR_LIMIT = "SimulatorLimit"
 

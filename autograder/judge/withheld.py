@@ -39,7 +39,7 @@ CUDA_CODES = ("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ER
               "CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_INVALID_HANDLE")
 
 
-#: The warp intrinsics the simulator cannot run (``autograder.child.simulator.GPU_ONLY``, which
+#: The warp intrinsics the simulator cannot run (``autograder.simulator.adapter.GPU_ONLY``, which
 #: this layer may not import): a ``SimulatorLimit`` naming one is the grader's limit, said again
 #: in the simulator's words so the judge still skips that case
 #: (:func:`autograder.judge.collect.simulator_limit`).

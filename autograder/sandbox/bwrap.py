@@ -44,7 +44,7 @@ TMPFS_BYTES = 256 << 20
 #: import it, whatever it gets past the child's own gate.
 CHILD_PACKAGE = frozenset({"__init__.py", "errors.py", "settings.py", "define.py", "__pycache__",
                            "child", "wire", "source", "exercises", "host", "timing",
-                           "instrument", "sandbox"})
+                           "simulator", "instrument", "sandbox"})
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ld.so.preload", "alternatives",

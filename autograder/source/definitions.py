@@ -50,6 +50,7 @@ import math
 import types
 from dataclasses import dataclass
 
+from autograder.simulator import adapter as sim
 from autograder.source import pyast, reach
 from autograder.source.same_code import NotGradable, check_kernels, check_skipped_bindings  # noqa: F401
 
@@ -143,7 +144,7 @@ class _Kinds:
     def is_kernel(self, v) -> bool:
         """A dispatcher ``cuda.jit`` made here (simulator or real)."""
         try:
-            from numba.cuda.simulator.kernel import FakeCUDAKernel
+            FakeCUDAKernel = sim.FakeCUDAKernel
         except Exception:  # pragma: no cover
             FakeCUDAKernel = None
         try:

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from autograder.simulator import adapter as sim
 from autograder.wire.exception_text import exception_text
 
 _INTERNAL = {os.path.abspath(__file__)}
@@ -35,9 +36,7 @@ class Abort(BaseException):
 
 def _internal_files() -> set[str]:
     if len(_INTERNAL) == 1:
-        from numba.cuda.simulator import kernelapi
-
-        _INTERNAL.add(os.path.abspath(kernelapi.__file__))
+        _INTERNAL.add(os.path.abspath(sim.kernelapi.__file__))
     return _INTERNAL
 
 
@@ -62,11 +61,9 @@ class Lane(threading.Thread):
 
     def __init__(self, runner: "BlockRunner", tid: int, thread_idx: tuple[int, int, int]):
         super().__init__(daemon=True, name=f"kernelgrade-lane-{tid}")
-        from numba.cuda.simulator.kernelapi import Dim3
-
         self.runner = runner
         self.thread_id = tid
-        self.threadIdx = Dim3(*thread_idx)
+        self.threadIdx = sim.Dim3(*thread_idx)
         self.blockIdx = None
         self.go = threading.Lock()
         self.go.acquire()
@@ -205,13 +202,11 @@ class BlockRunner:
         """Run every lane of block ``block_idx`` on ``args`` to its end.
 
         Raises :class:`KernelFailure` for the first lane (in the fixed order) that raised."""
-        from numba.cuda.simulator.kernelapi import Dim3
-
         self.args = args
         self._block = block_idx
         self.aborting, self.error = False, None
         for lane in self.lanes:
-            lane.blockIdx = Dim3(*block_idx)
+            lane.blockIdx = sim.Dim3(*block_idx)
         if self.rec is not None:
             self.rec.block_start(block_idx)
         queue = self.lanes

@@ -1,9 +1,22 @@
-"""The child's settings for Numba's CUDA simulator, applied once it is chosen and before any
-kernel runs: a block's threads run one at a time in a fixed order, a short thread switch
-interval, and shared arrays that every thread of a block really shares."""
+"""The one module that adapts Numba's CUDA simulator (numba-cuda's ``numba.cuda.simulator``).
+
+* **The child's settings** (:func:`prepare_simulator`), applied once the simulator is chosen and
+  before any kernel runs: a block's threads run one at a time in a fixed order, a short thread
+  switch interval, shared arrays that every thread of a block really shares, every spelling of
+  the kernel API a GPU accepts, and ``cuda.jit``'s GPU options.
+* **The simulator's own classes** that the instrumentation (:mod:`autograder.instrument`), the
+  definitions runner (:mod:`autograder.source.definitions`) and the child's contract read:
+  ``from autograder.simulator import adapter as sim`` then ``sim.FakeCUDAKernel``, ... (the
+  names of :data:`PARTS`, imported on first use, so that importing this module imports no
+  Numba).
+
+No other module of the package imports ``numba.cuda.simulator`` (``tests/test_layers.py``), so a
+new numba-cuda release is met here. See ``docs/architecture.md``, "The layers".
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 from contextlib import contextmanager
@@ -35,14 +48,44 @@ def prepare_simulator() -> None:
     gpu_jit_options()
 
 
-# CPU seconds without a hand-over before a block's lanes all run at once (instrument.scheduler).
+#: The simulator's classes and functions that other modules use, by the name they are used
+#: under: ``(numba-cuda module, its name there)``.
+PARTS = {
+    "FakeCUDAKernel": ("numba.cuda.simulator.kernel", "FakeCUDAKernel"),
+    "push_kernel_context": ("numba.cuda.simulator.kernel", "_push_kernel_context"),
+    "FakeCUDAModule": ("numba.cuda.simulator.kernelapi", "FakeCUDAModule"),
+    "FakeCUDAAtomic": ("numba.cuda.simulator.kernelapi", "FakeCUDAAtomic"),
+    "FakeCUDALocal": ("numba.cuda.simulator.kernelapi", "FakeCUDALocal"),
+    "Dim3": ("numba.cuda.simulator.kernelapi", "Dim3"),
+    "swapped_cuda_module": ("numba.cuda.simulator.kernelapi", "swapped_cuda_module"),
+    "kernelapi": ("numba.cuda.simulator.kernelapi", None),
+    "ArgHint": ("numba.cuda.simulator.args", "ArgHint"),
+    "InOut": ("numba.cuda.simulator.args", "InOut"),
+    "FakeCUDAArray": ("numba.cuda.simulator.cudadrv.devicearray", "FakeCUDAArray"),
+    "FakeWithinKernelCUDAArray": ("numba.cuda.simulator.cudadrv.devicearray",
+                                  "FakeWithinKernelCUDAArray"),
+}
+
+
+def __getattr__(name: str):
+    """A name of :data:`PARTS`, read from numba-cuda at each use (a part this module swaps, such
+    as ``swapped_cuda_module``, is the swapped one). Raises ``AttributeError`` for other names."""
+    try:
+        module_name, attr = PARTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    return module if attr is None else getattr(module, attr)
+
+
+# CPU seconds without a hand-over before a block's lanes all run at once (simulator.scheduler).
 PATIENCE = 0.5
 # The most lanes kept parked between launches (threads of 1 MiB stack, reused by block shape).
 MAX_PARKED_LANES = 2048
 
 
 class _Runners:
-    """One :class:`~autograder.instrument.scheduler.BlockRunner` per block shape, reused by
+    """One :class:`~autograder.simulator.scheduler.BlockRunner` per block shape, reused by
     every launch of the child; the oldest is closed when more than :data:`MAX_PARKED_LANES`
     lanes would be parked."""
 
@@ -50,7 +93,7 @@ class _Runners:
         self.by_shape: dict = {}
 
     def get(self, block_dim: tuple[int, int, int]):
-        from autograder.instrument.scheduler import BlockRunner
+        from autograder.simulator.scheduler import BlockRunner
 
         runner = self.by_shape.pop(block_dim, None)
         if runner is None:
@@ -81,7 +124,7 @@ class LanesInTurn:
         self.f, self.block_dim, self.debug = f, tuple(block_dim), debug
 
     def run(self, grid_point, *args):
-        from autograder.instrument.scheduler import KernelFailure
+        from autograder.simulator.scheduler import KernelFailure
 
         runner = _RUNNERS.get(self.block_dim)
         runner.fn, runner.debug = self.f, self.debug
