@@ -7,6 +7,9 @@ The steps, each a :class:`Step` with what it found:
    tests aside: on the simulator the GPU-only parts are skipped) and each known-bad submission
    (two at least) gets the verdicts its ``# kernelgrade-expect:`` header states
    (:mod:`autograder.authoring.solutions`), on a GPU where there is one, else on the simulator;
+   a known-bad file's ``# kernelgrade-advice:`` must be shown when it is graded, and two files
+   with the same failure signature must not give different advice
+   (:func:`autograder.exercises.known_bad.advice_conflicts`);
 3. **notebook**: the nbgrader source notebook builds from ``notebook.py`` and the solution;
 4. **contract text**: the exercise's section of CONTRACTS.md is generated;
    **concept thresholds**: the numbers the concept test tells students of the instructor's kernel
@@ -27,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autograder import exercises
+from autograder.exercises import known_bad
 
 #: Known-bad submissions an assignment keeps at least.
 MIN_KNOWN_BAD = 2
@@ -80,7 +84,9 @@ def _gradings(name: str, device: str, jobs: int) -> Step:
         lines.append(f"{r.submission}: expected {r.expected}, got {r.got} on {r.device}: "
                      f"{'ok' if r.ok else 'WRONG'}")
         lines += [f"  - {p}" for p in r.problems]  # the lost tests' own messages
-    ok = all(r.ok for r in rows) and bad >= MIN_KNOWN_BAD
+    conflicts = known_bad.advice_conflicts(exercises.mutants(name))
+    lines += conflicts  # a '# kernelgrade-advice:' its own file does not get is a row's problem
+    ok = all(r.ok for r in rows) and bad >= MIN_KNOWN_BAD and not conflicts
     if bad < MIN_KNOWN_BAD:
         lines.append(f"{bad} known-bad submission(s) in mutants/: keep {MIN_KNOWN_BAD} at least, "
                      "each with its '# kernelgrade-expect:' line")

@@ -1,8 +1,9 @@
 """Documents generated from the exercise definitions: ``docs/CONTRACTS.md`` and the README's
-exercise table.
+exercise table; and each built-in exercise's extract of its known-bad files' advice
+(``assignments/<name>/advice.json``, :func:`advice_extracts`), which the wheel carries.
 
-``python -m autograder.authoring.docs`` rewrites both; ``python -m autograder.authoring.docs --check`` exits 1 when
-either is stale (a test runs it). Each exercise's :class:`~autograder.wire.contract.Contract`
+``python -m autograder.authoring.docs`` rewrites them; ``python -m autograder.authoring.docs --check`` exits 1 when
+one is stale (a test runs it). Each exercise's :class:`~autograder.wire.contract.Contract`
 gives the names, types and launch rule; its ``contract_text`` the arguments and the result in
 words; its concept and timing tests and cases the rest.
 """
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 from autograder import exercises
+from autograder.exercises import known_bad
 from autograder.exercises.base import Exercise
 from autograder.source import reach
 
@@ -228,14 +230,30 @@ def _with_table(readme: str) -> str:
     return readme[:start] + render_table() + readme[end + len(TABLE_END):]
 
 
+def advice_extracts() -> dict[Path, str | None]:
+    """Each built-in exercise folder's :data:`~autograder.exercises.known_bad.ADVICE_FILE`
+    and the text it must hold: the extract of its known-bad files' advice, which the wheel
+    carries in place of the files (``None``: the exercise has no advice, so no such file).
+    A folder without ``mutants/`` (an installed kernelgrade's) is left as it is."""
+    out: dict[Path, str | None] = {}
+    for name in exercises.names():
+        folder = exercises.folder(name)
+        if exercises.is_builtin(name) and (folder / exercises.MUTANTS).is_dir():
+            out[folder / known_bad.ADVICE_FILE] = known_bad.extract(
+                known_bad.advised(exercises.mutants(name)))
+    return out
+
+
 USAGE = """usage: python -m autograder.authoring.docs [--check]
 
-Writes docs/CONTRACTS.md and the README's exercise table from the exercise definitions.
+Writes docs/CONTRACTS.md and the README's exercise table from the exercise definitions, and
+each built-in exercise's advice.json from its known-bad files' advice.
   --check   write nothing; list what is stale and exit 1 if anything is"""
 
 
 def main(argv: list[str]) -> int:
-    """Write (or with ``--check``, compare) ``docs/CONTRACTS.md`` and the README's table;
+    """Write (or with ``--check``, compare) ``docs/CONTRACTS.md``, the README's table and the
+    advice extracts (:func:`advice_extracts`; one no longer wanted is removed);
     ``-h``/``--help`` prints :data:`USAGE`, and any other argument is refused with it (exit 2),
     writing nothing."""
     if "-h" in argv or "--help" in argv:
@@ -245,14 +263,20 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown argument {unknown[0]!r}\n{USAGE}", file=sys.stderr)
         return 2
-    wanted = {CONTRACTS: render_contracts(), README: _with_table(README.read_text("utf-8"))}
+    wanted = {CONTRACTS: render_contracts(), README: _with_table(README.read_text("utf-8")),
+              **advice_extracts()}
     stale = [p for p, text in wanted.items()
-             if not p.is_file() or p.read_text("utf-8") != text]
+             if (text is None and p.exists())
+             or (text is not None and (not p.is_file() or p.read_text("utf-8") != text))]
     if "--check" in argv:
         for p in stale:
             print(f"stale: {p.relative_to(ROOT)} (run python -m autograder.authoring.docs)")
         return 1 if stale else 0
     for p in stale:
+        if wanted[p] is None:
+            p.unlink()
+            print(f"removed {p.relative_to(ROOT)}")
+            continue
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(wanted[p], encoding="utf-8")
         print(f"wrote {p.relative_to(ROOT)}")

@@ -43,6 +43,7 @@ import zipfile
 from pathlib import Path
 
 from .. import exercises
+from ..exercises import known_bad
 from ..host.class_seed import SEED_FILE, new_class_seed
 from ..report.export import gradescope_grader_failure
 from .lock import LOCK_NAME, canonical, lock_text, pins
@@ -213,13 +214,18 @@ def course_files(exercise: str) -> dict[str, bytes]:
     """``{"assignments/<exercise>/exercise.py": bytes, ...}``: a course's own assignment (one
     not among the built-in assignments the wheel carries) as the bundle carries it: its
     definition, driver and notebook text, and the helpers its folder of assignments shares
-    (``*.py`` there); never its known-bad submissions or variants. Empty for a built-in one."""
+    (``*.py`` there), and the extract of its known-bad files' advice
+    (:data:`~autograder.exercises.known_bad.ADVICE_FILE`, written now); never its known-bad
+    submissions or variants. Empty for a built-in one (the wheel carries its advice)."""
     if exercises.is_builtin(exercise):
         return {}
     folder = exercises.folder(exercise)
     out = {f"assignments/{exercise}/{name}": (folder / name).read_bytes()
            for name in (exercises.DEFINITION, exercises.DRIVER, exercises.NOTEBOOK)
            if (folder / name).is_file()}
+    advice = known_bad.extract(known_bad.for_exercise(folder))
+    if advice is not None:
+        out[f"assignments/{exercise}/{known_bad.ADVICE_FILE}"] = advice.encode()
     out.update({f"assignments/{p.name}": p.read_bytes()
                 for p in exercises.shared_helpers(exercise)})
     return out

@@ -78,15 +78,34 @@ def _grade_source(grading: Grading, result: ExerciseResult) -> ExerciseResult:
         result.device = f"gpu:{device.name}"
     report = diagnostics.instrument_report(kids.instrumented)
     result.tests = judge.collect(grading, kids, report)
-    if early_failure(source, kids.run) is None:  # an early failure's diagnostics are in collect's
+    ran = early_failure(source, kids.run) is None
+    if ran:  # an early failure's diagnostics are in collect's
         result.tests += diagnostics.tests(grading, report, kids.sanitized,
                                           judge.instrument_failure(source, kids.instrumented))
         _add_hints(result, grading, kids, report)
     if grading.backend == "sim" and kids.compiled is not None:
         judge.void_unless_compiled(result.tests, source, kids.run, kids.compiled)
     _add_notes(result, grading, kids)
+    if ran:  # code that never ran gets no advice on how it ran
+        _add_advice(result, exercise)
     _scrub_paths(result, work)
     return result
+
+
+def _add_advice(result: ExerciseResult, exercise) -> None:
+    """The instructor's advice of the exercise's known-bad files whose failure signature the
+    result matches (:mod:`autograder.judge.advice`): from its ``mutants/``, or where a wheel or
+    a Gradescope bundle left them out, from their extract (:func:`known_bad.for_exercise`);
+    none for an exercise not in the registry or without advice."""
+    from autograder import exercises
+    from autograder.exercises import known_bad
+    from autograder.judge import advice
+
+    try:
+        files = known_bad.for_exercise(exercises.folder(exercise.name))
+    except exercises.UnknownExercise:
+        return
+    advice.apply(result, files)
 
 
 def _add_hints(result: ExerciseResult, grading, kids, report) -> None:

@@ -1,4 +1,7 @@
 # kernelgrade-expect: correctness=failed, concept=failed, diagnostic: shared-memory races=failed
+# kernelgrade-advice: A tile must not change while a thread of the block may still read it:
+# kernelgrade-advice: each phase needs a cuda.syncthreads() after the tiles are loaded and
+# kernelgrade-advice: another after the products are summed, before the next phase loads.
 """Tiled kernel without the barrier before the next phase overwrites the tiles (a race)."""
 
 from numba import cuda, float32

@@ -1,5 +1,8 @@
 # kernelgrade-expect: concept=failed, diagnostic: warps=failed
 # kernelgrade-expect-gpu: timing=failed
+# kernelgrade-advice: Pad the tile by one column: with a module-level PADDED = TILE_DIM + 1,
+# kernelgrade-advice: cuda.shared.array((TILE_DIM, PADDED), float32) puts the 32 elements of a
+# kernelgrade-advice: tile column in 32 different banks, so a warp reads a column at once.
 """The coalesced transpose with an unpadded 32 x 32 tile: correct, but reading the tile along a
 column puts all 32 lanes of a warp in one bank (32-way bank conflicts), 1.47x the padded
 kernel's time."""
