@@ -13,7 +13,19 @@ import pytest
 from autograder.host import kernel_cache
 from conftest import needs_gpu
 
-pytestmark = [pytest.mark.gpu, needs_gpu()]
+
+
+def _simulator_in_process() -> bool:
+    """Numba reads NUMBA_ENABLE_CUDASIM once, at its import: a run that also collects a module
+    setting it (tests/instrument, test_reach, ...) has only the simulator in this process."""
+    import os
+
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+pytestmark = [pytest.mark.gpu, needs_gpu(), pytest.mark.skipif(
+    _simulator_in_process(), reason="Numba is the simulator in this process (another test module "
+    "of this run set NUMBA_ENABLE_CUDASIM at collection): run this file on its own")]
 
 
 def _instructor_kernel():

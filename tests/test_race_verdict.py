@@ -297,13 +297,16 @@ GLOBAL_RACY = [(name, EXERCISES / name / "mutants" / f"{stem}.py")
 @pytest.mark.parametrize("name, path", GLOBAL_RACY, ids=[p.stem for _, p in GLOBAL_RACY])
 def test_a_kernel_racing_in_global_memory_loses_every_case_its_outputs_passed(name, path):
     """Issue 30: exact on the simulator (its threads run one at a time, in order), so the
-    outputs pass; the race decides, on either backend."""
+    outputs pass there; the race decides, on either backend (on a GPU the outputs may pass or
+    fail by the threads' luck: the verdict is the race's either way)."""
     result = graded_once(path, name)
     cases = [t for t in result.tests if t.kind is Kind.CORRECTNESS]
     assert cases and all(t.status is Status.FAILED and t.points == 0.0 for t in cases)
     assert all(t.details["decided_by"] == "race" for t in cases)
     ran = [t for t in cases if t.details["observed"] != "skipped"]
-    assert ran and all(t.details["observed"] == "passed" for t in ran)
+    assert ran
+    if result.device == "sim":
+        assert all(t.details["observed"] == "passed" for t in ran)
     assert "race on global array" in cases[0].message
 
 
