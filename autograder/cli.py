@@ -588,6 +588,10 @@ def new_assignment(
     number: Optional[int] = typer.Option(None, help="Its place in the course (default: after "
                                                     "every exercise known)."),
     title: Optional[str] = typer.Option(None, help="Its title."),
+    notebook: bool = typer.Option(False, "--notebook", help="Author the student notebook as "
+                                  "one notebook (solutions/NAME.ipynb: text, a skeleton, "
+                                  "cells of the student's own, written answers) instead of "
+                                  "notebook.py."),
 ) -> None:
     """Write a working starter assignment (definition, notebook text, solution, two known-bad
     submissions) that `autograder check NAME --assignments DIR` passes; docs/authoring.md."""
@@ -598,7 +602,7 @@ def new_assignment(
     try:
         if number is None:
             number = 1 + max((exercises.get(n).number for n in exercises.names()), default=0)
-        written = write_starter(name, assignments_dir, solutions_dir, number, title)
+        written = write_starter(name, assignments_dir, solutions_dir, number, title, notebook)
     except (ValueError, FileExistsError, OSError, GraderSetupError) as exc:
         _fail(str(exc))
     for path in written:

@@ -10,6 +10,13 @@ layout the registry reads (:mod:`autograder.exercises`)::
     ASSIGNMENTS/NAME/mutants/equivalent.toml           the solution's equivalent mutants
     SOLUTIONS/NAME.py                                  the instructor's solution
 
+With ``notebook=True`` (``autograder new NAME --notebook``) the student notebook is authored
+as one notebook instead of ``notebook.py`` (:mod:`autograder.nbgrader.one_notebook`)::
+
+    SOLUTIONS/NAME.ipynb                               task text, a skeleton with a solution
+                                                       region, a cell of the student's own and a
+                                                       written answer graded by hand
+
 The starter is a complete exercise that ``autograder check NAME --assignments ASSIGNMENTS``
 passes: a one-dimensional elementwise kernel, ``out[i] = 2 * x[i] + 1`` over float32 ``x`` of any
 length, launched ``[ceil(n / BLOCK_SIZE), BLOCK_SIZE]``, with public and hidden cases, a timing
@@ -193,6 +200,68 @@ L14-int-minus-1 = "x is 1-D: x.shape[-1] is x.shape[0]"
 '''
 
 
+#: The starter's one notebook (``--notebook``): (cell type, source, nbgrader metadata or None).
+NOTEBOOK_CELLS = (
+    ("markdown", None, None),  # the task: NOTEBOOK's text
+    ("markdown", "## Part 1: the kernel\n\nThe index is given; write the rest between the "
+                 "solution markers (the student sees `# YOUR CODE HERE` there).", None),
+    ("code", '''\
+from numba import cuda
+
+BLOCK_SIZE = 256
+
+
+@cuda.jit
+def {name}(x, out):
+    i = cuda.blockIdx.x * BLOCK_SIZE + cuda.threadIdx.x
+    ### BEGIN SOLUTION
+    if i < x.shape[0]:
+        out[i] = 2 * x[i] + 1
+    ### END SOLUTION''', None),
+    ("markdown", "## Try it\n\nThis cell is yours: change the size, print what you like "
+                 "(when your notebook is graded, its calls are skipped).", None),
+    ("code", '''\
+import numpy as np
+
+n = 1000
+x = np.linspace(-1, 1, n, dtype=np.float32)
+out = np.zeros_like(x)
+{name}[(n + BLOCK_SIZE - 1) // BLOCK_SIZE, BLOCK_SIZE](x, out)
+print("largest error:", np.abs(out - (2 * x + 1)).max())''', None),
+    ("markdown", "## Part 2: in your words (5 points, graded by hand)\n\nWhy does every "
+                 "thread check `i < n`? Answer in the next cell.", None),
+    ("markdown", "The grid has a whole number of blocks, so the last block may have more "
+                 "threads than elements left: without the check they read and write past the "
+                 "end of the arrays.",
+     {"grade": True, "solution": True, "locked": False, "points": 5.0,
+      "grade_id": "{name}-why-check", "schema_version": 3, "task": False}),
+)
+
+
+def starter_notebook(name: str, title: str) -> str:
+    """The starter's one notebook (:data:`NOTEBOOK_CELLS`) for ``name`` as JSON text: the task
+    of :data:`NOTEBOOK`, a skeleton, a cell of the student's own and a written answer."""
+    import jupytext
+    import nbformat
+
+    fields = {"name": name, "title": title}
+    task = jupytext.reads(NOTEBOOK.format(**fields), fmt="py:percent").cells[0].source
+    cells = []
+    for kind, source, meta in NOTEBOOK_CELLS:
+        text = task if source is None else source.format(**fields)
+        cell = (nbformat.v4.new_markdown_cell(text) if kind == "markdown"
+                else nbformat.v4.new_code_cell(text))
+        if meta is not None:
+            cell.metadata["nbgrader"] = {k: v.format(**fields) if isinstance(v, str) else v
+                                         for k, v in meta.items()}
+        cells.append(cell)
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                 "name": "python3"}
+    nbformat.validate(nb)
+    return nbformat.writes(nb) + "\n"
+
+
 def check_name(name: str) -> None:
     """Raise ``ValueError`` unless ``name`` can name an assignment: lower case letters, digits and
     underscores, starting with a letter, at most 40 characters, not a Python keyword."""
@@ -202,17 +271,21 @@ def check_name(name: str) -> None:
 
 
 def write_starter(name: str, assignments: Path, solutions: Path | None = None,
-                  number: int = 1, title: str | None = None) -> list[Path]:
+                  number: int = 1, title: str | None = None,
+                  notebook: bool = False) -> list[Path]:
     """Write the starter assignment ``name`` into the folder ``assignments`` (created if
     needed) and its solution into ``solutions`` (default: the ``solutions/`` folder beside
-    ``assignments``); ``number`` is its place in the course. Returns the files written.
+    ``assignments``); ``number`` is its place in the course; ``notebook``: author the student
+    notebook as one notebook, ``SOLUTIONS/NAME.ipynb``, instead of ``notebook.py``. Returns the
+    files written.
     Raises ``ValueError`` for a bad name and ``FileExistsError`` when the assignment's folder or
     its solution already exists (nothing is written then)."""
     check_name(name)
     assignments = Path(assignments)
     solutions = Path(solutions) if solutions is not None else assignments.parent / "solutions"
     folder, solution = assignments / name, solutions / f"{name}.py"
-    for path in (folder, solution):
+    one_notebook = solutions / f"{name}.ipynb"
+    for path in (folder, solution) + ((one_notebook,) if notebook else ()):
         if path.exists():
             raise FileExistsError(f"{path} already exists: choose another name or remove it")
     fields = {"name": name, "number": int(number),
@@ -221,7 +294,11 @@ def write_starter(name: str, assignments: Path, solutions: Path | None = None,
              folder / "mutants" / "no_bounds_check.py": NO_BOUNDS_CHECK,
              folder / "mutants" / "one_block_only.py": ONE_BLOCK_ONLY,
              folder / "mutants" / "equivalent.toml": EQUIVALENT, solution: SOLUTION}
-    for path, template in files.items():
+    texts = {path: template.format(**fields) for path, template in files.items()}
+    if notebook:
+        del texts[folder / "notebook.py"]
+        texts[one_notebook] = starter_notebook(name, fields["title"])
+    for path, text in texts.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(template.format(**fields), encoding="utf-8")
-    return list(files)
+        path.write_text(text, encoding="utf-8")
+    return list(texts)

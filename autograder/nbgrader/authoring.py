@@ -53,6 +53,7 @@ checks the task text against the contract: a folder whose notebook cannot be bui
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
@@ -300,8 +301,11 @@ def _public(ex: Exercise) -> list:
     return [c for c in ex.cases if c.visibility == "public"]
 
 
-def _grading_md(ex: Exercise) -> str:
-    """The "How it is graded" section: a row per part with its points and what it tests."""
+def _grading_md(ex: Exercise, written: Sequence[float] = ()) -> str:
+    """The "How it is graded" section: a row per part with its points and what it tests;
+    ``written``: the points of each written-answer cell (graded by hand in nbgrader's
+    formgrader) of a notebook authored as one notebook (:mod:`autograder.nbgrader.one_notebook`),
+    a row of their own."""
     parts = nbb.part_max_points(ex)
     unit = _unit(ex)
     public = _public(ex)
@@ -333,8 +337,15 @@ def _grading_md(ex: Exercise) -> str:
                     f"passes every {unit[:-1]} |")
     total = sum(parts.values())
     cells = f"{NUMBER_WORDS[len(parts)]} hidden-test cell{'s' if len(parts) > 1 else ''}"
+    where = f"{total:g} points, in {cells} at the end of this notebook"
+    if written:
+        rows.append(f"| written answers | {sum(written):g} | {_count(len(written), 'questions')}"
+                    " of this notebook, answered in words and graded by hand by the course "
+                    "staff |")
+        where = (f"{total + sum(written):g} points: {total:g} in {cells} at the end of this "
+                 f"notebook, {sum(written):g} for your written answers")
     return ("## How it is graded\n\n"
-            f"{total:g} points, in {cells} at the end of this notebook:\n\n"
+            f"{where}:\n\n"
             "| part | points | what |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
             "A test ends as passed, failed, error (your code raised), timeout or skipped, with "
             f"a message that names the {unit[:-1]}, the first wrong element, or the line of "
@@ -410,11 +421,18 @@ def build_source_notebook(name: str) -> nbformat.NotebookNode:
     points (grade_id :func:`autograder.nbgrader.notebook.hidden_grade_id`). Validated against
     the nbformat schema.
 
+    An exercise authored as one notebook (``solutions/<name>.ipynb``) is built from that
+    notebook instead: :func:`autograder.nbgrader.one_notebook.build_source_notebook`.
+
     Raises :class:`autograder.exercises.UnknownExercise`, :class:`AuthoringError` (a bad or
     missing ``notebook.py``, a solution without the contract's functions) and
     :class:`autograder.errors.GraderSetupError` when no instructor solution is found (an
     installed kernelgrade without ``$KERNELGRADE_SOLUTIONS``).
     """
+    from . import one_notebook  # imported late: it builds on this module
+
+    if one_notebook.notebook_path(name) is not None:  # authored as one notebook
+        return one_notebook.build_source_notebook(name)
     ex = exercises.get(name)
     task, *extra = task_cells(name)
     shape = _shape(ex)
@@ -425,15 +443,32 @@ def build_source_notebook(name: str) -> nbformat.NotebookNode:
                              f"{_solution_path(ex)}: {exc}") from None
     cells = [nbb.markdown("task", task + "\n\n" + _grading_md(ex))]
     cells += [nbb.markdown(f"text-{i}", text) for i, text in enumerate(extra, 1)]
-    if shape != FUNCTIONS:
-        skipped = ("the largest sizes and the timing test are" if ex.timing
-                   else "the largest sizes are")
-        cells += [nbb.markdown("simulator", NEEDS_GPU if ex.needs_gpu
-                               else SIMULATOR.format(skipped=skipped)),
-                  nbb.code(SETUP, "setup")]
+    cells += setup_cells(ex)
     cells += [
         nbb.markdown(f"your-{shape.replace(' ', '-')}", _your_code_md(ex)),
         nbb.solution(f"{name}-solution", solution_text),
+    ]
+    return nbb.notebook(cells + grading_cells(ex))
+
+
+def setup_cells(ex: Exercise) -> list:
+    """The simulator text (or why ``ex`` needs a GPU) and the setup cell; none for plain
+    functions."""
+    if _shape(ex) == FUNCTIONS:
+        return []
+    skipped = "the largest sizes and the timing test are" if ex.timing else "the largest sizes are"
+    return [nbb.markdown("simulator", NEEDS_GPU if ex.needs_gpu
+                         else SIMULATOR.format(skipped=skipped)),
+            nbb.code(SETUP, "setup")]
+
+
+def grading_cells(ex: Exercise) -> list:
+    """The cells every source notebook of ``ex`` ends with: the public-test text and cell
+    (0 points), the hidden-test text and one hidden grade cell per part that carries points
+    (grade_id :func:`autograder.nbgrader.notebook.hidden_grade_id`). Raises
+    :class:`AuthoringError` for a concept without a summary."""
+    name, shape = ex.name, _shape(ex)
+    cells = [
         nbb.markdown("public-tests-text", _public_md(ex)),
         nbb.tests(f"{name}-public-tests", PUBLIC_CELL.format(
             marker=TEST_CELL_MARKER, what=shape, exercise=name), 0.0),
@@ -449,4 +484,4 @@ def build_source_notebook(name: str) -> nbformat.NotebookNode:
                                         concept=ex.concept.summary if ex.concept else "")
         cells.append(nbb.tests(nbb.hidden_grade_id(name, kind), HIDDEN_CELL.format(
             marker=TEST_CELL_MARKER, what=what, points=points), points))
-    return nbb.notebook(cells)
+    return cells

@@ -39,6 +39,7 @@ from ..errors import GraderSetupError
 from ..exercises.base import Exercise
 from ..host import class_seed as seeds
 from . import notebook as nbb
+from . import one_notebook
 from .authoring import AuthoringError, build_source_notebook, notebook_file
 
 DEVICES = ("auto", "gpu", "sim")
@@ -315,6 +316,9 @@ def build_course(directory: str | Path, *, names: Sequence[str] | None = None,
         blockdim = exercises.timing_solution_path(ex, bounds_at_run_time=True)
         if blockdim != solution:
             shutil.copyfile(blockdim, solutions / f"{ex.name}_blockdim.py")
+        authored = one_notebook.notebook_path(ex.name)  # a rebuild from there finds it
+        if authored and authored.resolve() != (solutions / f"{ex.name}.ipynb").resolve():
+            shutil.copyfile(authored, solutions / f"{ex.name}.ipynb")
         folder = exercises.folder(ex.name)
         if not exercises.is_builtin(ex.name) and folder.parent.resolve() != own.resolve():
             shutil.copytree(folder, own / ex.name, dirs_exist_ok=True,
