@@ -179,6 +179,14 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+def test_autograder_new_notebook_writes_the_notebook_beside_the_solution(tmp_path):
+    made = _cli("new", "scale_nb", "--assignments", str(tmp_path / "assignments"), "--notebook",
+                cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert f"wrote {tmp_path / 'solutions' / 'scale_nb.ipynb'}" in made.stdout
+    assert not (tmp_path / "assignments" / "scale_nb" / "notebook.py").exists()
+
+
 @pytest.fixture(scope="module")
 def walked(tmp_path_factory):
     """A course built from the fixture, released, and one student's notebook (the skeleton
