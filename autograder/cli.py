@@ -406,16 +406,24 @@ def similarity(
 def report(
     db: Path = typer.Option(..., help="SQLite file written by `autograder batch`."),
     html: Path = typer.Option(..., "--html", help="Folder for the class view (class.html)."),
+    similarity_dir: Optional[Path] = typer.Option(
+        None, "--similarity", help="Folder written by `autograder similarity --html` (default: "
+                                   "HTML/similarity when it holds a run)."),
 ) -> None:
-    """The instructor's class view: score distributions, common failures, timing ratios."""
+    """The instructor's class view: score distributions, common failures, timing ratios, and
+    the possible copies when a similarity run is there."""
     from .report import class_view
+    from .similarity.summary import SUMMARY
     from autograder.batch.store import ResultStore
 
     if not db.is_file():
         _fail(f"{db} does not exist")
+    if similarity_dir is not None and not (similarity_dir / SUMMARY).is_file():
+        _fail(f"{similarity_dir} holds no similarity run (no {SUMMARY}); write one with "
+              f"`autograder similarity CLASS_DIR --html {similarity_dir}`")
     try:
         store = ResultStore(db)
-        path = class_view.write_class_view(store.rows(), html, store.skipped())
+        path = class_view.write_class_view(store.rows(), html, store.skipped(), similarity_dir)
     except OSError as exc:
         _fail(f"cannot write {html}: {exc.strerror or exc}")
     typer.echo(f"wrote {path}")

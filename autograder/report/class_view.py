@@ -1,7 +1,8 @@
 """The instructor's class view (``autograder report --db results.sqlite --html DIR``): per
 exercise, the score distribution, the most common failure categories (students per category)
 and the class's timing ratios; provisional scores marked with their
-:attr:`ExerciseResult.provisional_note`.
+:attr:`ExerciseResult.provisional_note`; and, when a similarity run is there
+(``autograder similarity --html DIR/similarity``), the possible copies.
 
 Categories are read off each stored result's tests (kind, status, message and the hints test's
 ``details``), with labels that say only what the test saw: an ``IndexError`` on the simulator is
@@ -10,11 +11,13 @@ Categories are read off each stored result's tests (kind, status, message and th
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from autograder.judge.cases import NOT_RUN_CONTRACT, NOT_RUN_IMPORT, NOT_RUN_NO_CODE
+from autograder.similarity.summary import DEFAULT_FOLDER, read_summary
 from autograder.wire.results import ExerciseResult, Kind, Status
 from . import charts
 from .html import _ENV, not_graded_view, page_name
@@ -147,15 +150,40 @@ def summarize(rows: list[dict], skipped: list[dict] = ()) -> dict:
             "not_graded": not_graded_view(list(skipped))}
 
 
+def possible_copies(folder: Path, directory: Path) -> dict | None:
+    """The "possible copies" section from the similarity run in ``folder`` (what
+    ``autograder similarity --html folder`` wrote), its links relative to the class view's
+    ``directory``; None when ``folder`` holds no run. A summary that cannot be read is a
+    section that says so (``error``), not an exception."""
+    try:
+        data = read_summary(folder)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    if data is None:
+        return None
+    where = Path(os.path.relpath(folder, directory)).as_posix()
+    exercises = [{"name": ex["name"], "submissions": ex.get("submissions"),
+                  "highest": ex.get("highest"),
+                  "pairs": [{**p, "href": f"{where}/{p['page']}"} for p in ex["flagged"]]}
+                 for ex in data["exercises"]]
+    return {"index": f"{where}/index.html", "threshold": data.get("threshold"),
+            "caveat": data.get("caveat", ""), "exercises": exercises,
+            "not_read": len(data.get("notes") or [])}
+
+
 def write_class_view(rows: list[dict], directory: str | Path,
-                     skipped: list[dict] = ()) -> Path:
+                     skipped: list[dict] = (), similarity: str | Path | None = None) -> Path:
     """Write ``class.html`` into ``directory`` (created); returns its path. Links go to the
     per-submission pages ``autograder batch --html`` writes into the same folder; what was not
-    graded (``skipped``) is listed first."""
+    graded (``skipped``) is listed first. A similarity run in ``similarity`` (default:
+    ``directory/similarity`` when it holds one) adds the "possible copies" section, linked to
+    its side-by-side pages."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "class.html"
     view = summarize(rows, skipped)
+    view["copies"] = possible_copies(
+        Path(similarity) if similarity is not None else directory / DEFAULT_FOLDER, directory)
     for ex in view["exercises"]:
         for s in ex["students"]:
             if not (directory / s["href"]).is_file():

@@ -75,8 +75,9 @@ def _skeleton(exercise: str) -> str | None:
 
 def instructor_documents(exercise: str, skeleton: str | None) -> list[Document]:
     """The instructor's solutions (``<exercise>.py``, ``<exercise>_*.py`` beside it) and the
-    exercise's textbook variants, as archive documents; empty where this kernelgrade has none
-    (an installed one)."""
+    exercise's textbook variants, as archive documents of the group ``"instructor"`` (one
+    author's versions of one kernel: one source, paired once with each file); empty where this
+    kernelgrade has none (an installed one)."""
     paths: list[Path] = []
     try:
         first = exercises.solution_path(exercise)
@@ -93,5 +94,6 @@ def instructor_documents(exercise: str, skeleton: str | None) -> list[Document]:
         doc = _document(f"instructor:{p.name}" if p.parent.name != "variants"
                         else f"instructor:variants/{p.name}", p, skeleton, True)
         if isinstance(doc, Document):
+            doc.group = "instructor"
             out.append(doc)
     return out

@@ -1,11 +1,18 @@
 """Pairs of submissions ranked by how much of their own work they share (pure).
 
 Each document's fingerprints (:mod:`autograder.similarity.fingerprints`) count by how rare
-they are among all the documents compared (the class and the archives): a fingerprint that
-``df`` documents hold weighs ``1 / (df - 1)`` (1 when only the two of a pair hold it, 1/2
-when three do), and nothing when more than :data:`COMMON_SHARE` of the documents hold it (the
-lesson's canonical lines, the contract, the launch convention: what every correct solution
-shares). The skeleton's fingerprints weigh nothing.
+they are among the sources compared (the class's files, the archives' files, and the
+instructor's files together as one source): a fingerprint that ``df`` sources hold weighs
+``1 / (df - 1)`` (1 when only the two of a pair hold it, 1/2 when three do), and nothing when
+more than :data:`COMMON_SHARE` of the documents hold it (the lesson's canonical lines, the
+contract, the launch convention: what every correct solution shares). The skeleton's
+fingerprints weigh nothing.
+
+Documents of one ``group`` (the instructor's solution, its other versions and the textbook
+variants: one author's versions of one kernel) are one source: in the document frequency a
+fingerprint several of them hold counts once (two versions of the solution do not halve the
+weight of the solution's lines), and a file is paired with the group once, through the member
+it matches best.
 
 The score of a pair is the weight of the fingerprints they share over the weight of the
 smaller of the two (at least :data:`MIN_WEIGHT`): in [0, 1], 1 when all of one file's own work
@@ -37,7 +44,8 @@ THRESHOLD = 0.6
 class Document:
     """One file compared: ``key`` (``student/assignment`` or ``archive:<name>``), where it is,
     its text, its token stream, and whether it is an archive's (an earlier term's, the
-    instructor's): two archive documents are never paired."""
+    instructor's): two archive documents are never paired. ``group``: the source it is a
+    version of (``"instructor"`` for the instructor's files), or None for a file of its own."""
 
     key: str
     path: str
@@ -45,6 +53,7 @@ class Document:
     tokens: Tokens
     archive: bool = False
     prints: dict[int, list[int]] = field(default_factory=dict)
+    group: str | None = None
 
 
 @dataclass
@@ -57,6 +66,7 @@ class Pair:
     score: float
     a_lines: list[tuple[int, int]]
     b_lines: list[tuple[int, int]]
+    shared: tuple[int, ...] = ()
 
     def to_dict(self) -> dict:
         """The JSON object of a pair: both keys and paths, the score, the matched lines."""
@@ -67,11 +77,13 @@ class Pair:
 
 
 def weights(docs: list[Document]) -> dict[int, float]:
-    """The weight of every fingerprint held by two documents or more (see the module)."""
-    df: dict[int, int] = defaultdict(int)
-    for d in docs:
+    """The weight of every fingerprint held by two sources or more (see the module; the
+    documents of one group are one source)."""
+    holders: dict[int, set] = defaultdict(set)
+    for i, d in enumerate(docs):
         for h in d.prints:
-            df[h] += 1
+            holders[h].add(d.group if d.group is not None else i)
+    df = {h: len(who) for h, who in holders.items()}
     common = max(COMMON_AT_LEAST, COMMON_SHARE * len(docs))
     return {h: (1.0 / (n - 1) if n <= common else 0.0) for h, n in df.items() if n >= 2}
 
@@ -88,6 +100,20 @@ def fingerprint_all(docs: list[Document], skeleton: Tokens | None = None, k: int
         d.prints = fingerprints(d.tokens, k, window, boiler)
 
 
+def line_coverage(doc: Document, shared, k: int = K) -> dict[int, bool]:
+    """Each line (1-based) that holds a token of the fingerprints ``shared`` with the other
+    file: True when every token of the line lies in a shared run, False when only some do
+    (the line differs in part: a changed bound, an added term)."""
+    covered = {i for h in shared for start in doc.prints.get(h, ())
+               for i in range(start, min(start + k, len(doc.tokens)))}
+    lines = doc.tokens.lines
+    out = {lines[i]: True for i in covered}
+    for i, ln in enumerate(lines):
+        if i not in covered and ln in out:
+            out[ln] = False
+    return out
+
+
 def _ranges(doc: Document, shared: list[int], k: int) -> list[tuple[int, int]]:
     lines = sorted({doc.tokens.lines[i] for h in shared for start in doc.prints[h]
                     for i in range(start, min(start + k, len(doc.tokens)))})
@@ -101,8 +127,10 @@ def _ranges(doc: Document, shared: list[int], k: int) -> list[tuple[int, int]]:
 
 
 def rank_pairs(docs: list[Document], k: int = K, least: float = 0.0) -> list[Pair]:
-    """Every pair of ``docs`` (not two archive documents) whose score is above ``least``,
-    highest first (ties by keys). ``docs`` must be fingerprinted (:func:`fingerprint_all`)."""
+    """Every pair of ``docs`` (not two archive documents, not two of one group) whose score
+    is above ``least``, highest first (ties by keys); a document and a group make one pair,
+    with the group's best-matching member. ``docs`` must be fingerprinted
+    (:func:`fingerprint_all`)."""
     w = weights(docs)
     own = [_own_weight(d, w) for d in docs]
     holders: dict[int, list[int]] = defaultdict(list)
@@ -116,14 +144,23 @@ def rank_pairs(docs: list[Document], k: int = K, least: float = 0.0) -> list[Pai
             for y in range(x + 1, len(who)):
                 shared[who[x], who[y]].append(h)
     pairs = []
+    best: dict[tuple[int, str], Pair] = {}
     for (i, j), hashes in shared.items():
         a, b = docs[i], docs[j]
-        if a.archive and b.archive:
+        if a.archive and b.archive or a.group is not None and a.group == b.group:
             continue
-        if a.archive:
+        if a.archive or b.group is None and a.group is not None:
             a, b, i, j = b, a, j, i
         score = min(1.0, sum(w[h] for h in hashes) / max(MIN_WEIGHT, min(own[i], own[j])))
-        if score > least:
-            pairs.append(Pair(a, b, score, _ranges(a, hashes, k), _ranges(b, hashes, k)))
+        if score <= least:
+            continue
+        pair = Pair(a, b, score, _ranges(a, hashes, k), _ranges(b, hashes, k), tuple(hashes))
+        if b.group is None:
+            pairs.append(pair)
+        else:
+            held = best.get((i, b.group))
+            if held is None or (-score, b.key) < (-held.score, held.b.key):
+                best[i, b.group] = pair
+    pairs += best.values()
     pairs.sort(key=lambda p: (-p.score, p.a.key, p.b.key))
     return pairs

@@ -79,6 +79,19 @@ class _Writer:
         if isinstance(node, ast.stmt):
             self.stmt(node)
             return
+        where = getattr(node, "lineno", None)
+        if isinstance(where, int) and where != self.line:
+            # an expression put in by substitution (``row`` read as its expression) keeps the
+            # line that defined it, so the view shades the definition too
+            line, self.line = self.line, where
+            try:
+                self._expr(node)
+            finally:
+                self.line = line
+            return
+        self._expr(node)
+
+    def _expr(self, node) -> None:
         if isinstance(node, ast.Constant):
             self.emit("S" if isinstance(node.value, (str, bytes)) else "N")
             return

@@ -9,7 +9,8 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from .run import Similarity
-from .score import Pair
+from .score import Pair, line_coverage
+from .summary import write_summary
 
 #: What every view says about a score.
 CAVEAT = ("A score is a reason to look at two files, never a verdict: independent solutions "
@@ -48,30 +49,43 @@ def json_lines(result: Similarity) -> list[str]:
             for ex, pairs in result.pairs.items() for p in pairs]
 
 
-def _side(doc, ranges) -> list[dict]:
-    marked = {ln for a, b in ranges for ln in range(a, b + 1)}
-    return [{"no": i, "text": line, "match": i in marked}
+def _side(doc, pair: Pair) -> list[dict]:
+    """Each line of ``doc``'s text with how much of it the pair shares: ``match`` "m" (all
+    of its tokens), "p" (some: the line differs in part) or "" (none)."""
+    cover = line_coverage(doc, pair.shared)
+    return [{"no": i, "text": line,
+             "match": "" if i not in cover else ("m" if cover[i] else "p")}
             for i, line in enumerate(doc.text.split("\n"), start=1)]
 
 
 def write_html(result: Similarity, directory: str | Path) -> Path:
-    """``index.html`` (every flagged pair of every exercise, linked) and one side-by-side page
-    per flagged pair under ``directory``; returns the index's path."""
+    """``index.html`` (every flagged pair of every exercise, linked), one side-by-side page
+    per flagged pair and the summary the class view reads (``similarity.json``,
+    :mod:`autograder.similarity.summary`) under ``directory``; returns the index's path.
+    Raises ``OSError`` as writing does."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
                       autoescape=select_autoescape(["html"]))
-    rows = []
-    for ex in result.pairs:
+    rows, summary = [], []
+    for ex, pairs in result.pairs.items():
+        flagged = []
         for n, p in enumerate(result.flagged(ex), start=1):
             name = f"{ex}-{n:03d}.html"
             (folder / name).write_text(env.get_template("pair.html").render(
-                exercise=ex, pair=p, caveat=CAVEAT, a=_side(p.a, p.a_lines),
-                b=_side(p.b, p.b_lines), a_ranges=_ranges(p.a_lines),
+                exercise=ex, pair=p, caveat=CAVEAT, a=_side(p.a, p),
+                b=_side(p.b, p), a_ranges=_ranges(p.a_lines),
                 b_ranges=_ranges(p.b_lines)), encoding="utf-8")
             rows.append({"exercise": ex, "pair": p, "page": name})
+            flagged.append({"a": p.a.key, "b": p.b.key, "score": round(p.score, 4),
+                            "b_is_archive": p.b.archive, "page": name})
+        summary.append({"name": ex, "flagged": flagged,
+                         "submissions": len([d for d in result.documents[ex]
+                                             if not d.archive]),
+                         "highest": round(pairs[0].score, 4) if pairs else None})
     index = folder / "index.html"
     index.write_text(env.get_template("index.html").render(
         rows=rows, caveat=CAVEAT, threshold=result.threshold, notes=result.notes),
         encoding="utf-8")
+    write_summary(folder, result.threshold, CAVEAT, summary, result.notes)
     return index

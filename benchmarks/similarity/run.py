@@ -8,10 +8,20 @@ solution and to every other file kept, by difflib on the code without docstrings
 benchmark in other styles, benchmarks/similarity/written/) and disguised copies made from some
 of them (and from the instructor's solution, which is in the archive: a leaked solution) by the
 edits of transforms.py, two to four at a time, one a copy of a copy, one a notebook, one a
-fragment of two sources. The archive is the instructor's solutions (solutions/<exercise>*.py).
-A pair is a copy when the two files share a source. Every class-class and class-archive pair
-is scored; precision and recall at the default threshold, ROC AUC, and how many independent
-pairs score above the weakest copy are reported.
+fragment of two sources. The archive is the instructor's solutions (solutions/<exercise>*.py),
+one source as `autograder similarity` takes them (the group "instructor"): each class file
+makes one pair with it, through the solution file it matches best.
+
+A pair is a copy when the two files share a source. The instructor's `<exercise>_blockdim.py`
+is `<exercise>.py` with one or two lines changed (its loop bounds read from cuda.blockDim), so
+the two are one source. By the same standard, a candidate honest file that is an instructor
+file but for at most two changed lines (difflib on the lines of the code without docstrings)
+is that file edited, not its author's own work, and is left out as the mutants like the
+solution are: block_sum's variants/blockdim_loop.py is solutions/block_sum_blockdim.py with
+one index expression changed (both written in issue 22, the second as the timing reference of
+the first's style), and was labelled independent of it. Every class-class pair and every
+class-instructor pair is scored; precision and recall at the default threshold, ROC AUC, and
+how many independent pairs score at or above the weakest copy are reported.
 """
 
 from __future__ import annotations
@@ -54,14 +64,27 @@ COPIES = [
 ]
 
 
+#: An honest file at most this many changed lines from an instructor file is that file edited
+#: (the instructor's own `<exercise>_blockdim.py` is 1-2 lines from `<exercise>.py`).
+EDITED_LINES = 2
+
+
 def _code(text: str) -> str:
     return ast.unparse(tf._strip(text))
+
+
+def changed_lines(a: str, b: str) -> int:
+    """How many lines of code (docstrings left out) differ between two files' texts."""
+    sm = difflib.SequenceMatcher(None, _code(a).splitlines(), _code(b).splitlines())
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in sm.get_opcodes()
+               if tag != "equal")
 
 
 def honest_files(exercise: str) -> dict[str, str]:
     """name -> text of the independent honest files of ``exercise`` (see the module)."""
     folder = ROOT / "assignments" / exercise
     solution = _code((ROOT / "solutions" / f"{exercise}.py").read_text())
+    instructor = [p.read_text() for p in sorted((ROOT / "solutions").glob(f"{exercise}*.py"))]
     kept: dict[str, str] = {}
     candidates = sorted((folder / "variants").glob("*.py")) + \
         sorted((Path(__file__).parent / "written" / exercise).glob("*.py")) + \
@@ -74,6 +97,8 @@ def honest_files(exercise: str) -> dict[str, str]:
                 difflib.SequenceMatcher(None, code, _code(t)).ratio() >= 0.7
                 for t in kept.values()):
             continue
+        if any(changed_lines(text, t) <= EDITED_LINES for t in instructor):
+            continue  # an instructor file edited (see the module)
         kind = p.parent.name if p.parent.name in ("variants", "mutants") else "written"
         kept[f"{kind}_{p.stem}"] = text
     return kept
@@ -158,7 +183,7 @@ def plain_winnowing(files) -> dict[tuple[str, str], float]:
     for key, path, _ in files:
         code = load_source(path).text
         fps[key] = CodeFingerprint(str(path.with_suffix(".py")), 25, 1, fp=io.StringIO(code))
-    out = {}
+    out: dict[tuple[str, str], float] = {}
     keys = [k for k, _, _ in files]
     archive = {k for k, _, a in files if a}
     for i, a in enumerate(keys):
@@ -166,8 +191,14 @@ def plain_winnowing(files) -> dict[tuple[str, str], float]:
             if a in archive and b in archive:
                 continue
             _, sims, _ = compare_files(fps[a], fps[b])
-            out[tuple(sorted((a, b)))] = float(max(sims))
+            key = _pair(a, b)
+            out[key] = max(out.get(key, 0.0), float(max(sims)))
     return out
+
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    """The key of a pair, the instructor's files as one ("instructor")."""
+    return tuple(sorted("instructor" if k.startswith("archive:") else k for k in (a, b)))
 
 
 def run_exercise(exercise: str) -> dict:
@@ -175,11 +206,16 @@ def run_exercise(exercise: str) -> dict:
         files, origins = build(exercise, Path(tmp))
         skeleton = released_code(exercise)
         docs = [_document(k, p, skeleton, a) for k, p, a in files]
+        for d in docs:
+            if d.archive:
+                d.group = "instructor"
         started = time.perf_counter()
         pairs = compare(docs, skeleton)
         seconds = time.perf_counter() - started
-        ours = {tuple(sorted((p.a.key, p.b.key))): p.score for p in pairs}
+        ours = {_pair(p.a.key, p.b.key): p.score for p in pairs}
         plain = plain_winnowing(files)
+    origins["instructor"] = set().union(*(o for k, o in origins.items()
+                                          if k.startswith("archive:")))
     labels = {k: bool(origins[k[0]] & origins[k[1]]) for k in plain}
     ours = {k: ours.get(k, 0.0) for k in labels}
     worst = sorted(((ours[k], k) for k in labels if not labels[k]), reverse=True)[:3]

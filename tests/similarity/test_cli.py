@@ -66,3 +66,20 @@ def test_a_flat_folder_without_an_exercise_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(app, ["similarity", str(_class(tmp_path))])
     assert result.exit_code == 2
     assert "give --exercise" in result.output
+
+
+def test_the_only_copy_of_the_instructors_solution_is_flagged_against_it(tmp_path):
+    """No other file in the class is like it: the pair is with the instructor's solution,
+    which `similarity` reads as an archive by itself."""
+    folder = _class(tmp_path)
+    solution = (ROOT / "solutions/tiled_matmul.py").read_text()
+    (folder / "dan.py").write_text(solution.replace("tile_a", "left").replace("acc", "total"))
+    result = CliRunner().invoke(app, ["similarity", str(folder), "-e", "tiled_matmul",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    dan = [o for o in map(json.loads, result.output.splitlines())
+           if "dan/tiled_matmul" in (o["a"], o["b"])]
+    top = max(dan, key=lambda o: o["score"])
+    assert top["a"] == "dan/tiled_matmul" and top["b"] == "instructor:tiled_matmul.py"
+    assert top["flagged"] and top["b_is_archive"]
+    assert not [o for o in dan if o["flagged"] and not o["b_is_archive"]]

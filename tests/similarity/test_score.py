@@ -91,3 +91,49 @@ def test_a_pair_as_json_has_both_keys_a_score_and_line_ranges():
     assert {d["a"], d["b"]} == {"x", "y"}
     assert 0.0 <= d["score"] <= 1.0
     assert all(len(r) == 2 and r[0] <= r[1] for r in d["a_lines"] + d["b_lines"])
+
+
+def test_the_instructors_versions_of_the_solution_are_one_source():
+    """A copy of the solution is paired with the instructor once, through the version it
+    matches best, and a second version of the solution in the archive (the run-time-bounds
+    sibling) does not lower its score by making the solution's lines look common."""
+    solution = (ROOT / "solutions/tiled_matmul.py").read_text()
+    sibling = (ROOT / "solutions/tiled_matmul_blockdim.py").read_text()
+    copy = solution.replace("acc", "result").replace("tile_a", "ta").replace("phase", "p")
+
+    def run(archive):
+        docs = [_doc(p.stem, p.read_text()) for p in HONEST] + [_doc("student", copy)]
+        for key, text in archive:
+            docs.append(_doc(key, text, archive=True))
+            docs[-1].group = "instructor"
+        return [p for p in compare(docs, None) if "student" in (p.a.key, p.b.key)
+                and p.b.archive]
+
+    alone = run([("instructor:tiled_matmul.py", solution)])
+    both = run([("instructor:tiled_matmul.py", solution),
+                ("instructor:tiled_matmul_blockdim.py", sibling)])
+    assert len(both) == 1
+    assert both[0].b.key == "instructor:tiled_matmul.py"
+    assert both[0].score == alone[0].score >= THRESHOLD
+
+
+def test_the_view_shades_definitions_and_marks_a_line_that_differs_in_part():
+    """``row = ...`` read as its expression where it is used still shades its own line, and
+    the phase loop whose bound a student changed is shaded as partly shared only."""
+    from autograder.similarity.score import line_coverage
+
+    solution = (ROOT / "solutions/tiled_matmul.py").read_text()
+    changed = solution.replace("range((width + TILE_WIDTH - 1) // TILE_WIDTH)",
+                               "range(width // TILE_WIDTH)")
+    assert changed != solution
+    docs = [_doc(p.stem, p.read_text()) for p in HONEST] + [_doc("a", solution),
+                                                            _doc("b", changed)]
+    (pair,) = [p for p in compare(docs, None) if {p.a.key, p.b.key} == {"a", "b"}]
+    lines = changed.split("\n")
+    row = next(i for i, t in enumerate(lines, 1) if t.strip().startswith("row = "))
+    loop = next(i for i, t in enumerate(lines, 1) if "range(width // TILE_WIDTH)" in t)
+    sync = next(i for i, t in enumerate(lines, 1) if "cuda.syncthreads()" in t)
+    doc = pair.a if pair.a.key == "b" else pair.b
+    cover = line_coverage(doc, pair.shared)
+    assert cover.get(row) is True and cover.get(sync) is True
+    assert cover.get(loop) is False
