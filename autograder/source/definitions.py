@@ -56,7 +56,12 @@ from autograder.source.same_code import NotGradable, check_kernels, check_skippe
 
 ALLOWED_MODULES = ("numba", "numpy", "math")
 JIT_OPTIONS = frozenset({"device", "inline", "forceinline", "debug", "opt", "lineinfo",
-                         "fastmath", "max_registers", "boundscheck", "launch_bounds"})
+                         "fastmath", "max_registers", "boundscheck", "launch_bounds",
+                         "shared_memory_carveout", "cache"})
+#: Options of :data:`JIT_OPTIONS` checked and then left out: ``cache=True`` asks Numba to keep
+#: the compiled kernel in files beside the submission and to load it from there next time, which
+#: changes nothing a kernel computes; the grader compiles every submission afresh.
+DROPPED_JIT_OPTIONS = frozenset({"cache"})
 _SAFE_BUILTINS = ("int", "float", "bool", "complex", "abs", "min", "max", "round", "pow",
                   "divmod", "len", "tuple", "range", "True", "False", "None")
 _NUMPY_CONSTRUCTORS = ("array", "asarray", "zeros", "ones", "full", "arange", "linspace",
@@ -323,7 +328,9 @@ class _Evaluator:
         for kw in node.keywords:
             if kw.arg not in JIT_OPTIONS:
                 raise Disallowed(f"cuda.jit option {kw.arg}= is not allowed here")
-            kwargs[kw.arg] = self.data(kw.value)
+            value = self.data(kw.value)
+            if kw.arg not in DROPPED_JIT_OPTIONS:
+                kwargs[kw.arg] = value
         return self.k.jit(*args, **kwargs)
 
     def _signature(self, v, node):
