@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -250,3 +251,31 @@ def _source_of(text: str):
     from autograder.source.submission import Source
 
     return Source(text, "submission.py", [(None, i) for i in range(1, text.count("\n") + 2)])
+
+
+# -- a function exercise: NumPy's numbers are numbers ---------------------------------------------
+
+def test_a_function_returning_numpys_numbers_sends_python_numbers(monkeypatch):
+    """``np.min([...])`` returns ``numpy.int64``: the child refused it ("must return a number,
+    got int64"), and an honest occupancy solution lost every case it decides (red team g8). NumPy
+    integer and float scalars are sent as Python's; a bool, NumPy's too, is still not a number."""
+    import numpy as np
+
+    from autograder.child import cases as child_cases
+    from autograder.child import channel as child_channel
+    from autograder.wire.protocol import CaseRequest
+
+    sent: list = []
+    monkeypatch.setattr(child_cases, "send", sent.append)
+    monkeypatch.setattr(child_channel, "send", sent.append)
+    returns = [np.int64(6), np.float32(2.5), np.uint8(7), np.float64(0.25), np.bool_(True), 3]
+    student = SimpleNamespace(f=lambda i: returns[i])
+    cases = [CaseRequest(f"c{i}", {"call": "f", "args": {"i": i}}, {}, {})
+             for i in range(len(returns))]
+    child_cases.run_calls(student, cases, "s.py")
+    values = {r.id: r.value for r in sent if type(r).__name__ == "CaseResult"}
+    assert values == {"c0": 6, "c1": 2.5, "c2": 7, "c3": 0.25, "c5": 3}
+    assert [type(values[k]) for k in ("c0", "c1", "c2", "c3")] == [int, float, int, float]
+    errors = [r for r in sent if type(r).__name__ == "Error"]
+    assert [e.id for e in errors] == ["c4"] and "must return a number, got bool" in \
+        errors[0].message

@@ -248,20 +248,36 @@ def run_cases(cuda, kernel, contract: Contract, consts: dict, cases: list, drive
 
 def run_calls(module, cases: list, path: str) -> None:
     """Cases of a function exercise: call ``params["call"](**params["args"])``, send the value
-    (the grader knows what it should be; the child never does)."""
+    (the grader knows what it should be; the child never does) as a Python ``int`` or ``float``
+    (:func:`plain_number`)."""
     for case in cases:
         send(Start(case.id))
         params = case.params
         try:
-            value = defined(module, params["call"])(**params["args"])
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{params['call']} must return a number, "
-                                f"got {type(value).__name__}"
-                                + (f" {value!r:.60}" if isinstance(value, str) else ""))
+            value = plain_number(defined(module, params["call"])(**params["args"]),
+                                 params["call"])
         except BaseException as exc:
             send_error("run", exc, path, id=case.id, fatal=False)
             continue
         send(CaseResult(case.id, value=value))
+
+
+def plain_number(value, name: str) -> int | float:
+    """A function's returned number as a Python ``int`` or ``float``: NumPy's integer and float
+    scalars (``np.min([...])`` is an ``int64``) are numbers as Python's are. Raises
+    ``TypeError`` naming ``name`` for anything else: a bool (Python's or NumPy's), a string, an
+    array, None."""
+    import numpy as np
+
+    kind = type(value)
+    if kind is int or kind is float:
+        return value
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    raise TypeError(f"{name} must return a number, got {kind.__name__}"
+                    + (f" {value!r:.60}" if isinstance(value, str) else ""))
 
 
 def sampled_blocks(grid_dim, max_blocks: int | None, draw: float | None) -> list | None:
