@@ -11,7 +11,7 @@ At the zip's root:
   dependencies, then ``python -m autograder.gradescope.run EXERCISE --setup``: locks the
   solutions and passes the preflight once, remembered in ``$ROOT/cache`` for every submission.
 - ``run_autograder``: run for every submission; grades ``$ROOT/submission`` into
-  ``$ROOT/results/results.json`` with ``python -m autograder.gradescope.run`` (bubblewrap
+  ``$ROOT/results/results.json`` with ``python -m autograder.gradescope.run`` (a sandbox
   required: :mod:`autograder.gradescope.run`). It always leaves a results.json: when the
   virtual environment is missing or Python dies without writing one, one saying the grader
   failed, with no score.
@@ -76,7 +76,8 @@ find_python() {{
 }}
 
 apt-get update
-# bubblewrap is the sandbox: run_autograder grades nothing without it.
+# bubblewrap is the sandbox where the container lets it make namespaces; elsewhere each
+# grading child runs as an unprivileged user of its own (docs/gradescope.md).
 apt-get install -y bubblewrap
 PY="$(find_python || true)"
 if [ -z "$PY" ]; then
@@ -105,7 +106,7 @@ fi
 
 _RUN = r"""#!/usr/bin/env bash
 # Gradescope runs this for every submission: grade $ROOT/submission for {exercise} into
-# $ROOT/results/results.json, only inside bubblewrap. Exit status 0: graded (whatever the
+# $ROOT/results/results.json, only inside the sandbox. Exit status 0: graded (whatever the
 # score, a refused file included); 2: the grader is at fault (results.json then has no score
 # and says so). A results.json is always written.
 ROOT="${{{root_env}:-/autograder}}"
@@ -140,13 +141,14 @@ installs Python >= 3.11, bubblewrap, kernelgrade's dependencies at the versions 
 instructor solution once (the preflight) and remembers that it passed in `/autograder/cache`.
 Then `run_autograder` runs for every submission.
 
-- Grading happens only inside bubblewrap. The container needs {needs}. Where it cannot run,
-  results.json has no score and says the grader failed ("not your score"); setup.sh prints a
-  WARNING. Nothing of the student's runs outside the sandbox.
+- Grading happens only inside a sandbox: bubblewrap, or where the container refuses its
+  namespaces, each child as an unprivileged user of its own. The container needs {needs}.
+  Where neither can run, results.json has no score and says the grader failed ("not your
+  score"); setup.sh prints a WARNING. Nothing of the student's runs outside the sandbox.
 - The wheel holds no instructor solution (it is what students install); the solution is in
-  `solutions/{exercise}/solution.py`, which the grading children never see (their sandbox
-  does not show `/autograder/source`) and which setup makes readable by the grader alone
-  (owned by uid {owner}, mode 0400).
+  `solutions/{exercise}/solution.py`, which the grading children never see (bubblewrap
+  does not show `/autograder/source`; a child of its own user cannot read it) and which setup
+  makes readable by the grader alone (owned by uid {owner}, mode 0400).
 - The submission is the `.py` file or `.ipynb` notebook in `/autograder/submission`; with
   several, files that hold no code are set aside, then the one named after the exercise
   (`{exercise}.ipynb`), the one notebook, the one `.py`; the student's output names the file

@@ -6,17 +6,20 @@ submission in ``<root>/submission`` into ``<root>/results/results.json``; with `
 The device is ``$KERNELGRADE_DEVICE`` (``--device``), default ``auto`` (Gradescope's machines
 have no GPU: the simulator, and a provisional score that says so).
 
-Both steps grade in one environment (:func:`grading_environment`): bubblewrap required
-(``KERNELGRADE_SANDBOX=require``), the bundle's ``solutions/`` as ``$KERNELGRADE_SOLUTIONS``
-(locked by :func:`lock_solutions`), the preflight's remembered pass in ``<root>/cache`` (unless
+Both steps grade in one environment (:func:`grading_environment`): a sandbox required
+(``KERNELGRADE_SANDBOX=require``: bubblewrap, or, in a container where it cannot make its
+namespaces (Docker's default seccomp profile), each child as an unprivileged user of its own,
+:mod:`autograder.sandbox.dropuser`; results.json's ``extra_data["sandbox"]`` says which), the
+bundle's ``solutions/`` as ``$KERNELGRADE_SOLUTIONS`` (locked by :func:`lock_solutions`), the preflight's remembered pass in ``<root>/cache`` (unless
 ``$KERNELGRADE_CACHE_DIR`` names another folder). So the pass :func:`setup` stores has the key
 each submission's grading computes (:func:`autograder.grading.preflight.fingerprint`), and a changed
 solution, package or sandbox grades the solution again.
 
 A submission is graded in this order, and results.json is always written:
 
-1. Where bubblewrap cannot run: no score, and a message that the grader failed (exit 2). No
-   student code runs outside the sandbox.
+1. Where no sandbox can run (neither bubblewrap nor, as root, a user of its own for each
+   child): no score, and a message that the grader failed (exit 2). No student code runs
+   outside the sandbox.
 2. No file to grade, a link or special file, a file that cannot be read as Python source: score
    0 and one message for the student (exit 0). No byte behind a link is read. Among several
    files, the one graded is chosen by :func:`choose_submission`, and the student's output names
@@ -60,11 +63,13 @@ DEVICE_ENV = settings.DEVICE
 #: still reads it.
 SOLUTIONS_OWNER = 64123
 SUFFIXES = (".py", ".ipynb")
-#: What a container needs to grade (bubblewrap's namespaces), for the message and the docs.
-CONTAINER_NEEDS = ("the bwrap program (setup.sh installs the bubblewrap package) and permission "
-                   "to create mount, PID and network namespaces (as root: CAP_SYS_ADMIN, and "
-                   "seccomp and AppArmor profiles that allow unshare and mount; "
-                   "docs/gradescope.md)")
+#: What a container needs to grade (a sandbox), for the message and the docs.
+CONTAINER_NEEDS = ("either the bwrap program (setup.sh installs the bubblewrap package) with "
+                   "permission to create mount, PID and network namespaces (as root: "
+                   "CAP_SYS_ADMIN, and seccomp and AppArmor profiles that allow unshare and "
+                   "mount), or, where bubblewrap cannot, to run as root with CAP_SETUID and "
+                   "CAP_SETGID (Docker's default), a Python and kernelgrade that every user may "
+                   "read, and the solutions closed to other users (docs/gradescope.md)")
 
 
 def grading_environment(root: Path) -> dict[str, str]:
@@ -306,18 +311,30 @@ def _write(root: Path, results: dict) -> Path:
     return out
 
 
-def require_sandbox() -> None:
-    """Raise :class:`autograder.sandbox.mode.SandboxUnavailable` (a ``GraderSetupError``) naming
-    the cause and what the container needs, unless bubblewrap runs here."""
+def require_sandbox() -> str:
+    """The sandbox children run in here: ``"bubblewrap"``, or ``"user"`` where bubblewrap cannot
+    run and this root process can start each child as an unprivileged user of its own
+    (:mod:`autograder.sandbox.dropuser`). Raises
+    :class:`autograder.sandbox.mode.SandboxUnavailable` (a ``GraderSetupError``) naming the
+    cause and what the container needs when neither can."""
     from autograder.sandbox.mode import SandboxUnavailable, sandbox_status
 
     status = sandbox_status()
-    if not status.available:
+    if not status.sandboxed:
         raise SandboxUnavailable(
-            f"the grading sandbox (bubblewrap) cannot run in this container: "
-            f"{status.reason.rstrip('.')}. "
+            f"the grading sandbox (bubblewrap, or a user of its own for each child) cannot run "
+            f"in this container: {status.reason.rstrip('.')}. "
             f"kernelgrade grades on Gradescope only inside it, so no student code was run. The "
             f"container needs {CONTAINER_NEEDS}.")
+    return status.name
+
+
+def close_cache(folder: Path) -> None:
+    """Make the cache folder (the preflight's pass, compiled kernels) this user's alone (made
+    when missing, mode 0700), so a child run as a user of its own does not read it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if not folder.is_symlink():
+        os.chmod(folder, 0o700)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +352,9 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
         if exercise not in exercises.names():
             raise GraderSetupError(str(exercises.UnknownExercise(exercise)))
         print(lock_solutions(root / "source" / "solutions"))
-        require_sandbox()
+        close_cache(Path(os.environ[CACHE_ENV]))
+        sandbox = require_sandbox()
+        print(f"sandbox: {sandbox}")
         folder = root / "submission"
         choice = choose_submission(folder, exercise)
         path, files = choice.path, choice.note(folder)
@@ -358,6 +377,7 @@ def run(root: Path, exercise: str, device: str = "auto") -> int:
         except ValueError as exc:  # bad device or arguments: the bundle's configuration
             raise GraderSetupError(str(exc)) from exc
         results = export.to_gradescope(result.to_dict(), time.monotonic() - start)
+        results.setdefault("extra_data", {})["sandbox"] = result.sandbox or sandbox
         if files:  # after the score's own line: which file was graded, which were not
             first, _, rest = results["output"].partition("\n")
             results["output"] = "\n".join(x for x in (first, files, rest) if x)
@@ -381,13 +401,14 @@ def setup(root: Path, exercise: str, device: str = "auto") -> int:
     exercise and its solution are found, and pass the preflight once (the instructor solution
     graded in the sandbox, remembered in the cache folder, so no submission grades it again).
     Returns 0; 2 when the solution is missing or fails the preflight (the image is unusable).
-    Where bubblewrap cannot run, it warns and returns 0: the grading container may allow what
-    the image build does not, and each submission checks again."""
+    Where no sandbox can run (:func:`require_sandbox`), it warns and returns 0: the grading
+    container may allow what the image build does not, and each submission checks again."""
     from ..exercises import solution_path
     from autograder.sandbox.mode import SandboxUnavailable
 
     env = grading_environment(root)
     print(lock_solutions(root / "source" / "solutions"))
+    close_cache(Path(env[CACHE_ENV]))
     try:
         print(f"{exercise}: instructor solution {solution_path(exercises.get(exercise))}")
         class_seed(root)
@@ -396,7 +417,7 @@ def setup(root: Path, exercise: str, device: str = "auto") -> int:
         return 2
     start = time.monotonic()
     try:
-        require_sandbox()
+        print(f"sandbox: {require_sandbox()}")
         from ..grader import resolve_device
         from autograder.grading import preflight
 

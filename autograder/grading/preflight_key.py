@@ -138,7 +138,7 @@ def fingerprint(exercise: str, backend: str, sanitize: bool) -> tuple[str, dict]
         "python": [sys.executable, os.path.realpath(sys.executable), sys.version],
         "device": backend,
         "sandbox": {"mode": mode.requested(), "bubblewrap": status.available,
-                    "reason": status.reason, "broken": mode.fallen_back(backend),
+                    "user": status.user, "reason": status.reason, "broken": mode.fallen_back(backend),
                     "bwrap": _stat(shutil.which("bwrap")) if status.available else None},
         "sanitize": bool(sanitize),
         "env": {k: v for k, v in sorted(os.environ.items())

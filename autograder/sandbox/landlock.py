@@ -9,7 +9,9 @@ truncate files only beneath the folders it is given (the child's own scratch fol
 log folder) and ``/dev`` (the GPU's device nodes, ``/dev/null``, ``/dev/shm``); reading and
 running stay as they were. Where the kernel's Landlock has scopes (ABI 6, Linux 6.12), the child
 also cannot signal a process outside its rule (the reaper, the grader) or reach an abstract
-Unix socket of one.
+Unix socket of one. A child run as a user of its own (:mod:`autograder.sandbox.dropuser`, which
+has no network namespace) also may not connect or bind a TCP socket where the kernel can refuse
+it (ABI 4, Linux 6.7: ``tcp=False``).
 
 An unprivileged process may restrict itself (after ``PR_SET_NO_NEW_PRIVS``); nothing it does
 later can lift the rule. Standard library only (the reaper imports it as a script's sibling,
@@ -35,6 +37,7 @@ MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 10, 1 << 11, 1 << 12
 REFER = 1 << 13  # ABI 2
 TRUNCATE = 1 << 14  # ABI 3
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 #: Every right that changes the file system, in ABI 1.
 WRITES_V1 = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK
              | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM)
@@ -79,10 +82,11 @@ def _writes(version: int) -> int:
     return rights
 
 
-def restrict_writes(writable: list[str] | tuple[str, ...]) -> int:
+def restrict_writes(writable: list[str] | tuple[str, ...], tcp: bool = True) -> int:
     """Restrict this process (and every process it starts, for good) to writing beneath the
     folders ``writable`` and :data:`ALWAYS_WRITABLE`, and, where the kernel can, to signalling
-    and reaching abstract Unix sockets of processes under the same rule only. Returns the ABI
+    and reaching abstract Unix sockets of processes under the same rule only; with ``tcp``
+    False, and where the kernel can (ABI 4), to no TCP connect or bind. Returns the ABI
     version used. Raises ``OSError`` when the kernel has no Landlock or the rule cannot be made
     (a folder that does not exist)."""
     version = abi()
@@ -90,9 +94,11 @@ def restrict_writes(writable: list[str] | tuple[str, ...]) -> int:
         raise OSError("this kernel has no Landlock")
     libc = _libc()
     rights = _writes(version)
-    attr = _RulesetAttr(rights, 0, (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    net = NET_BIND_TCP | NET_CONNECT_TCP if not tcp and version >= 4 else 0
+    attr = _RulesetAttr(rights, net, (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
                         if version >= 6 else 0)
-    size = ctypes.sizeof(_RulesetAttr) if version >= 6 else ctypes.sizeof(ctypes.c_uint64)
+    size = (ctypes.sizeof(_RulesetAttr) if version >= 6
+            else 2 * ctypes.sizeof(ctypes.c_uint64) if net else ctypes.sizeof(ctypes.c_uint64))
     ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
                            ctypes.c_uint32(0))
     if ruleset < 0:

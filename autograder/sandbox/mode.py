@@ -9,6 +9,14 @@ namespaces here, by running ``true`` with the arguments a child gets
 first record although the probe passed runs plain from then on in this process
 (:func:`fall_back`, :func:`status_for`).
 
+Where bubblewrap cannot run and the grader is root (a container: Gradescope's), each child runs
+as an unprivileged user of its own instead (:mod:`autograder.sandbox.dropuser`), when its probe
+passes: :attr:`SandboxStatus.user`. That is a sandbox too (``require`` accepts it), for one
+grading at a time (Gradescope: one submission per container): a class is not graded so
+(:func:`for_class`), since a child could open another grading's scratch folder by its name in
+the shared temporary folder. Its results say which sandbox in the instructor's note
+(:data:`USER_NOTE`). ``off`` never uses it.
+
 A plain child runs under :mod:`autograder.sandbox.reaper`, and every result graded so carries
 :data:`PLAIN_NOTE` with the reason. ``python -m autograder.sandbox`` says which mode applies here.
 
@@ -34,9 +42,12 @@ from pathlib import Path
 
 from autograder import settings
 from autograder.errors import GraderSetupError
-from autograder.sandbox import bwrap
+from autograder.sandbox import bwrap, dropuser
 
 PLAIN_NOTE = "sandbox: bubblewrap unavailable ({reason}); ran in a plain child process"
+#: The instructor's note on a child run as a user of its own (:mod:`autograder.sandbox.dropuser`).
+USER_NOTE = ("sandbox: bubblewrap unavailable ({reason}); ran as an unprivileged user of its own "
+             "(no capabilities, the instructor's files closed to it)")
 #: What a student reads on a result graded without the sandbox.
 UNSANDBOXED_NOTE = "graded without the sandbox"
 #: How to get the sandbox, for a refusal.
@@ -47,16 +58,29 @@ INSTALL = ("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; 
 
 
 class SandboxUnavailable(GraderSetupError):
-    """``KERNELGRADE_SANDBOX=require`` and bubblewrap cannot run here (a fault of the grader's
+    """``KERNELGRADE_SANDBOX=require`` and no sandbox can run here (a fault of the grader's
     setup: exit status 2 from every front end)."""
 
 
 @dataclass(frozen=True)
 class SandboxStatus:
-    """``available``: bubblewrap runs here; ``reason``: why not (for the plain-mode note)."""
+    """``available``: bubblewrap runs here; ``reason``: why not (for the plain-mode note);
+    ``user``: bubblewrap does not, and children run as users of their own instead
+    (:mod:`autograder.sandbox.dropuser`)."""
 
     available: bool
     reason: str = ""
+    user: bool = False
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether children run in a sandbox here: bubblewrap, or a user of their own."""
+        return self.available or self.user
+
+    @property
+    def name(self) -> str:
+        """``"bubblewrap"``, ``"user"`` or ``"plain"``: how children run (``ChildRun.sandbox``)."""
+        return "bubblewrap" if self.available else "user" if self.user else "plain"
 
 
 _status: SandboxStatus | None = None
@@ -88,14 +112,27 @@ def _probe() -> SandboxStatus:
     return SandboxStatus(True)
 
 
+def _with_user(status: SandboxStatus) -> SandboxStatus:
+    """``status`` (bubblewrap cannot run), with ``user`` set where this process is root and a
+    child of its own user passes :func:`autograder.sandbox.dropuser.probe`; else the probe's
+    reason is added to ``reason`` (a root grader only)."""
+    if status.available or not dropuser.applies():
+        return status
+    why = dropuser.probe()
+    if not why:
+        return SandboxStatus(False, status.reason, user=True)
+    return SandboxStatus(False, f"{status.reason}; {why}")
+
+
 def sandbox_status(refresh: bool = False) -> SandboxStatus:
-    """Whether bubblewrap can run here, probed once per process (a sandboxed ``true``)."""
+    """Whether bubblewrap can run here, probed once per process (a sandboxed ``true``), and
+    where it cannot, whether children can run as users of their own (:func:`_with_user`)."""
     global _status
     if requested() == "off":
         return SandboxStatus(False, "KERNELGRADE_SANDBOX=off")
     with _status_lock:
         if _status is None or refresh:
-            _status = _probe()
+            _status = _with_user(_probe())
         return _status
 
 
@@ -118,7 +155,8 @@ def for_class() -> str:
     """The mode a whole class is graded in, checked before any student is: ``"require"`` when
     bubblewrap runs here (under ``auto`` or ``require``), ``"off"`` when asked for on purpose.
     Raises :class:`SandboxUnavailable` (exit status 2) when bubblewrap
-    cannot run here and ``off`` was not asked for, saying how to install it or pass
+    cannot run here and ``off`` was not asked for (a user of its own for each child is for one
+    grading at a time, not a class), saying how to install it or pass
     ``--no-sandbox``; ``ValueError`` for a bad ``KERNELGRADE_SANDBOX``. :func:`chosen` sets
     it for the class's processes."""
     chosen = requested()
@@ -152,6 +190,6 @@ def status_for(backend: str) -> SandboxStatus:
     unavailable, with the reason, after :func:`fall_back`."""
     status = sandbox_status()
     broken = fallen_back(backend)
-    if status.available and broken:
+    if status.sandboxed and broken:
         status = SandboxStatus(False, broken)
     return status

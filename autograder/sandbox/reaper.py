@@ -1,11 +1,14 @@
 """The plain-mode guardian between the grader and the harness, for when bubblewrap cannot run.
 
-Run as ``python -S reaper.py GRADER_PID [--write=DIR ...] CMD ARGS...`` (standard library only,
-no package import, so it starts in a few milliseconds). With ``--write`` folders, the harness
-may write only beneath them and ``/dev`` (:mod:`autograder.sandbox.landlock`, applied just
-before it runs; a rule that cannot be made ends the child with status 126 before anything
-runs). It becomes a *child subreaper*: every process the harness starts stays its descendant
-even after ``setsid()`` and a double fork. When the harness exits, or when the grader sends
+Run as ``python -S reaper.py GRADER_PID [--user=UID [--nproc=N]] [--write=DIR ...] CMD
+ARGS...`` (standard library only, no package import, so it starts in a few milliseconds). With
+``--user`` (a root grader without bubblewrap: :mod:`autograder.sandbox.dropuser`), the harness
+runs as that user, without capabilities (and at most ``N`` processes and threads of that user),
+while this guardian stays root. With ``--write`` folders, the harness may write only beneath
+them and ``/dev`` (:mod:`autograder.sandbox.landlock`, applied just before it runs; under
+``--user`` also no TCP connect or bind, where the kernel can refuse them). A user or a rule that
+cannot be made ends the child with status 126 before anything runs. It becomes a *child
+subreaper*: every process the harness starts stays its descendant even after ``setsid()`` and a double fork. When the harness exits, or when the grader sends
 SIGTERM (timeout) or dies (``PR_SET_PDEATHSIG``), it SIGKILLs every remaining descendant, reaps
 them, and exits with the harness's status (``128 + signal`` when the harness was killed by a
 signal).
@@ -13,8 +16,9 @@ signal).
 It also makes the student's ``os.kill(os.getppid(), 9)`` kill only this guardian: the harness
 then dies with it (its own death signal), and the grader sees the child end.
 
-What it cannot do (only bubblewrap's PID namespace can): a descendant that first kills this
-guardian and then leaves the session escapes it. Bubblewrap mode has no such gap.
+What it cannot do as the harness's own user (only bubblewrap's PID namespace or ``--user`` can):
+a descendant that first kills this guardian and then leaves the session escapes it. Under
+``--user`` the harness cannot signal this guardian at all.
 """
 
 from __future__ import annotations
@@ -89,9 +93,15 @@ def kill_descendants() -> None:
 def main(argv: list[str]) -> int:
     grader = int(argv[0])
     cmd = argv[1:]
-    writable = []
-    while cmd and cmd[0].startswith("--write="):
-        writable.append(cmd.pop(0)[len("--write="):])
+    writable, user, tasks = [], None, None
+    while cmd and cmd[0].startswith(("--write=", "--user=", "--nproc=")):
+        name, _, value = cmd.pop(0).partition("=")
+        if name == "--write":
+            writable.append(value)
+        elif name == "--user":
+            user = int(value)
+        else:
+            tasks = int(value)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != grader:  # the grader died before the death signal was armed
         return 137
@@ -108,14 +118,24 @@ def main(argv: list[str]) -> int:
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if user is not None:
+            try:
+                # this script's siblings (sys.path[0]), imported while every file is readable
+                import dropuser
+                import landlock  # noqa: F401
+
+                dropuser.become(user, tasks)
+            except Exception as exc:  # noqa: BLE001 - never run the child as root
+                os.write(2, f"reaper: cannot run the child as user {user}: {exc}\n".encode())
+                os._exit(126)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after become: a new user id clears it
         if os.getppid() != me:
             os._exit(137)
         if writable:
             try:
                 import landlock  # this script's sibling (sys.path[0])
 
-                landlock.restrict_writes(writable)
+                landlock.restrict_writes(writable, tcp=user is None)
             except Exception as exc:  # noqa: BLE001 - never run the child unrestricted
                 os.write(2, f"reaper: cannot restrict the child's writes: {exc}\n".encode())
                 os._exit(126)

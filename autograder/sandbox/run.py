@@ -7,6 +7,8 @@ Under bubblewrap the command is ``bwrap`` with :func:`autograder.sandbox.bwrap.a
 plain mode the harness runs under :mod:`autograder.sandbox.reaper` (a subreaper that kills every
 descendant when the harness ends), in its own session and process group, and may write only its
 own scratch folder and ``/dev`` where the kernel has Landlock (:mod:`autograder.sandbox.landlock`).
+A root grader without bubblewrap runs the harness so as a user of its own, without capabilities
+(:mod:`autograder.sandbox.dropuser`; the reaper stays root).
 Either way the child gets :func:`autograder.sandbox.limits.child_env`, the resource limits of
 :mod:`autograder.sandbox.limits`, and its whole process tree is held to its memory, process and
 task caps (:mod:`autograder.sandbox.caps`: its own cgroup, else the watchdog and, in bubblewrap's
@@ -30,11 +32,12 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.host import kernel_cache
-from autograder.sandbox import bwrap, caps, gpu_nodes, landlock, mode
+from autograder.sandbox import bwrap, caps, dropuser, gpu_nodes, landlock, mode
 from autograder.sandbox.limits import Limits, child_env, limiter, memory_limit, tree_caps
 from autograder.sandbox.watchdog import Watchdog
 from autograder.wire.channel import ChannelError, read_record
@@ -52,7 +55,8 @@ class ChildRun:
     ``last_started``, a case id, ``"timing"``, or ``None`` for the import), or ``"exited"``
     (ended without ``done``: crashed, exited early or was killed). ``output`` is the tail of
     what the student's code printed (whole lines), ``output_lines`` how many lines it printed
-    in all. ``sandbox`` is ``"bubblewrap"`` or ``"plain"``;
+    in all. ``sandbox`` is ``"bubblewrap"``, ``"user"`` (a user of its own:
+    :mod:`autograder.sandbox.dropuser`) or ``"plain"``;
     ``notes`` holds what the result should tell about how the child ran (the plain-mode note,
     a child stopped for flooding the channel).
 
@@ -219,11 +223,13 @@ def _child_cgroup(limits_caps: caps.TreeCaps) -> caps.Cgroup | None:
 def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
              wrapper: tuple[str, ...] = (), writable: Path | None = None,
              read_only: tuple[Path, ...] = (), program: list[str] | None = None,
-             tasks: int | None = None, own: Path | None = None) -> list[str]:
+             tasks: int | None = None, own: Path | None = None,
+             uid: int | None = None) -> list[str]:
     """The child's command line: ``program`` (default: the harness on channel ``wfd``) under
     ``wrapper``, in bubblewrap (under :mod:`autograder.sandbox.nproc` with ``tasks``) or under
     the plain mode's reaper (its writes restricted to ``own``, ``writable`` and ``/dev`` where
-    Landlock is, :func:`writes_restricted`)."""
+    Landlock is, :func:`writes_restricted`; run as user ``uid``, with at most ``tasks`` of
+    them, when given: :mod:`autograder.sandbox.dropuser`)."""
     harness = [*wrapper, *(program or [sys.executable, "-P", "-m", "autograder.child.harness",
                                        str(wfd)])]
     if use_bwrap:
@@ -236,6 +242,8 @@ def _command(backend: str, wfd: int, workdir: Path, use_bwrap: bool,
     if _landlock_abi() > 0:
         writes = [f"--write={d}" for d in (own, writable) if d is not None]
         writes = writes or [f"--write={workdir}"]
+    if uid is not None:
+        writes = [f"--user={uid}", *([f"--nproc={tasks}"] if tasks is not None else []), *writes]
     return [sys.executable, "-S", str(REAPER), str(os.getpid()), *writes, *harness]
 
 
@@ -246,7 +254,7 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
     """Run the harness on ``request`` (see :mod:`autograder.child.harness`) with ``workdir`` (the
     submission's scratch folder, read-only to the child) visible. Never raises for anything
     the child does; raises :class:`autograder.sandbox.mode.SandboxUnavailable` only under
-    ``KERNELGRADE_SANDBOX=require``.
+    ``KERNELGRADE_SANDBOX=require`` (no sandbox here, or its child could not start).
 
     ``wrapper``: a command the harness runs under, inside the sandbox (``compute-sanitizer
     --tool racecheck --log-file F``); its installation folder is shown read-only. ``writable``:
@@ -261,12 +269,12 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
     the harness's place, in the same sandbox and under the same limits and caps (tests).
     """
     status = mode.status_for(backend)
-    if not status.available and mode.requested() == "require":
-        raise mode.SandboxUnavailable(f"bubblewrap cannot run: {status.reason}")
+    if not status.sandboxed and mode.requested() == "require":
+        raise mode.SandboxUnavailable(f"no sandbox can run here: {status.reason}")
     hooks = (on_record, cancel, records)
     run = _run_once(request, backend, limits, workdir, status.available, wrapper, writable, hooks,
-                    program)
-    if status.available and _infrastructure_failed(run):
+                    program, status.user)
+    if status.sandboxed and _infrastructure_failed(run):
         # The probe passed, yet the sandboxed child died before its first record (which it
         # sends before any student code exists): a mount or device it lacks. Grade without
         # bubblewrap from now on for this backend, and say so.
@@ -276,25 +284,33 @@ def run_child(request: dict, backend: str, limits: Limits, workdir: Path,
         # Either way the grader's setup, never a student's zero.
         last = (run.output.strip().splitlines() or [f"exit code {run.exit_code}"])[-1][:200]
         if mode.requested() == "require":
-            if "bwrap:" in run.output:
-                raise mode.SandboxUnavailable("bubblewrap cannot run: the sandboxed "
-                                              f"{backend} child failed to start: {last}")
+            if "bwrap:" in run.output or "reaper: cannot run the child as user" in run.output:
+                raise mode.SandboxUnavailable(f"the sandbox ({status.name}) cannot run: the "
+                                              f"sandboxed {backend} child failed to start: {last}")
             return run
         reason = f"the sandboxed {backend} child failed to start: {last}"
         mode.fall_back(backend, reason)
         run = _run_once(request, backend, limits, workdir, False, wrapper, writable, hooks,
                         program)
         run.notes.insert(0, _plain_note(reason))
+    elif status.user:
+        run.notes.insert(0, _plain_note(status.reason, mode.USER_NOTE))
     elif not status.available:
         run.notes.insert(0, _plain_note(status.reason))
     return run
 
 
-def _plain_note(reason: str) -> str:
-    """The instructor's note on a plain child: why, and whether its writes were restricted."""
-    how = ("its writes restricted to its scratch folder by Landlock" if _landlock_abi() > 0
-           else "not restricted in what it writes (this kernel has no Landlock)")
-    return mode.PLAIN_NOTE.format(reason=reason) + f", {how}"
+def _plain_note(reason: str, note: str = mode.PLAIN_NOTE) -> str:
+    """The instructor's note on a plain child (``note``: or on a child of its own user): why,
+    and whether its writes were restricted."""
+    if _landlock_abi() > 0:
+        how = "its writes restricted to its scratch folder by Landlock"
+    elif note == mode.USER_NOTE:
+        how = ("writing only its scratch folder and world-writable ones (this kernel has no "
+               "Landlock)")
+    else:
+        how = "not restricted in what it writes (this kernel has no Landlock)"
+    return note.format(reason=reason) + f", {how}"
 
 
 def _infrastructure_failed(run: ChildRun) -> bool:
@@ -305,7 +321,21 @@ def _infrastructure_failed(run: ChildRun) -> bool:
 def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
               use_bwrap: bool, wrapper: tuple[str, ...] = (),
               writable: Path | None = None, hooks=(None, None, None),
-              program: list[str] | None = None) -> ChildRun:
+              program: list[str] | None = None, user: bool = False) -> ChildRun:
+    """One child, under bubblewrap (``use_bwrap``), as a user of its own (``user``, held for
+    the child's life: :func:`autograder.sandbox.dropuser.child_user`) or plain."""
+    held = dropuser.child_user() if user and not use_bwrap else nullcontext()
+    try:
+        with held as uid:
+            return _run_as(request, backend, limits, workdir, use_bwrap, wrapper, writable,
+                           hooks, program, uid)
+    except dropuser.Unusable as exc:  # no user id to be had: the grader's setup (exit 2)
+        raise mode.SandboxUnavailable(f"a child cannot run as a user of its own: {exc}") from exc
+
+
+def _run_as(request: dict, backend: str, limits: Limits, workdir: Path,
+            use_bwrap: bool, wrapper: tuple[str, ...], writable: Path | None, hooks,
+            program: list[str] | None, uid: int | None) -> ChildRun:
     global _unrestricted_child
     on_record, cancel, records_list = hooks
     rfd, wfd = os.pipe()
@@ -313,6 +343,8 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     plain_cwd = None
     if not use_bwrap:
         plain_cwd = tempfile.mkdtemp(prefix=f"cwd-{backend}-", dir=workdir)
+        if uid is not None:
+            dropuser.prepare(uid, plain_cwd, str(workdir), str(writable) if writable else None)
     env = child_env(backend)
     if plain_cwd:
         env["HOME"] = env["TMPDIR"] = plain_cwd
@@ -328,10 +360,13 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
 
     def spawn(group: caps.Cgroup | None) -> subprocess.Popen:
         with open(out_path, "wb") as out_file:
+            if uid is not None:  # the grader's alone: the child writes it through its fd
+                os.fchmod(out_file.fileno(), 0o600)
             return subprocess.Popen(
                 _command(backend, wfd, workdir, use_bwrap, tuple(wrapper), writable,
-                         program=program, tasks=None if group or root else limit.tasks,
-                         own=Path(plain_cwd) if plain_cwd else None),
+                         program=program,
+                         tasks=None if group or (root and uid is None) else limit.tasks,
+                         own=Path(plain_cwd) if plain_cwd else None, uid=uid),
                 stdin=subprocess.PIPE, stdout=out_file, stderr=subprocess.STDOUT,
                 pass_fds=(wfd,), cwd=plain_cwd or workdir, env=env,
                 start_new_session=True,
@@ -366,7 +401,8 @@ def _run_once(request: dict, backend: str, limits: Limits, workdir: Path,
     feeder = threading.Thread(target=_feed, args=(proc, request, on_record is not None),
                               daemon=True)
     feeder.start()
-    run = ChildRun(sandbox="bubblewrap" if use_bwrap else "plain")
+    run = ChildRun(sandbox="bubblewrap" if use_bwrap else "user" if uid is not None
+                   else "plain")
     if bad:
         said = [f"{name}: {why}" for name, why in bad]
         log.warning("the host's kernel cache holds files that do not verify: %s", "; ".join(said))
