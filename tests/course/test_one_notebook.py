@@ -3,8 +3,8 @@
 cell of the student's own and a written answer graded by hand, in the instructor's order.
 
 The fixture is the built-in ``block_sum`` converted to that form:
-``tests/files/one_notebook/solutions/block_sum.ipynb`` beside ``solutions/block_sum.py``, with
-its definition in ``tests/files/one_notebook/assignments/block_sum/``. The builder's rules are
+``tests/files/one_notebook/solutions/block_sum.ipynb``, copied beside the built-in
+``solutions/block_sum.py`` and ``assignments/block_sum/exercise.py``. The builder's rules are
 tested in-process; the path through nbgrader with real commands in a temporary course:
 ``autograder course build``, ``nbgrader generate_assignment`` (regions stripped, the written
 answer kept with its points, read-only cells locked), ``nbgrader autograde`` (the kernel graded,
@@ -33,6 +33,15 @@ from .nbhelpers import ROOT, TEST_DEVICE, kernel_env, nbgrader
 
 FIXTURE = ROOT / "tests" / "files" / "one_notebook"
 NAME = "block_sum"
+
+
+def _copy_fixture(dest):
+    """The fixture's one notebook, beside the built-in block_sum's definition and solution
+    (copied, not kept twice in the repository): a course folder of its own."""
+    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "assignments" / NAME).mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "assignments" / NAME / "exercise.py", dest / "assignments" / NAME)
+    shutil.copy(ROOT / "solutions" / f"{NAME}.py", dest / "solutions")
 ANSWER_ID = "why_barrier_outside"
 #: The student's code in the skeleton's region: the reduction, correct.
 STUDENT_REGION = """\
@@ -49,7 +58,7 @@ while s > 0:
 @pytest.fixture
 def course_folder(tmp_path):
     """A copy of the fixture (assignments/ and solutions/), registered for this test only."""
-    shutil.copytree(FIXTURE, tmp_path / "course", ignore=shutil.ignore_patterns("__pycache__"))
+    _copy_fixture(tmp_path / "course")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(exercises, "_ADDED", [])
         mp.setattr(exercises, "_LOADED", {})
@@ -193,7 +202,7 @@ def walked(tmp_path_factory):
     completed, the question answered) autograded."""
     pytest.importorskip("nbgrader")
     home = tmp_path_factory.mktemp("one_notebook")
-    shutil.copytree(FIXTURE, home / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
+    _copy_fixture(home / "instructor")
     built = _cli("course", "build", str(home / "course"), "--exercise", NAME, "--assignments",
                  str(home / "instructor" / "assignments"), "--device", TEST_DEVICE,
                  "--allow-provisional", cwd=home)
