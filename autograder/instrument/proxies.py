@@ -42,7 +42,8 @@ from .trace import ARRAYS, ATOMIC, READ, SAME, SITE, WRITE
 _getframe = sys._getframe
 _index = operator.index
 _ndarray = np.ndarray
-_HOOKS = (__file__, os.path.join(os.path.dirname(__file__), "memory.py"))
+#: The grader's package (``autograder/``): a frame of a file under it is never the student's.
+_GRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class OutOfBounds(IndexError):
@@ -58,8 +59,10 @@ class NegativeLiteral(int):
 
 
 def _caller(frame):
-    """The innermost frame outside the instrument's own hooks (the student's line)."""
-    while frame is not None and frame.f_code.co_filename in _HOOKS:
+    """The innermost frame outside the grader's own code (the student's line): not the
+    proxies' or the memory hooks', nor the loop hook's (``trace``), through which a rewritten
+    kernel's ``for`` reaches an array, nor a taint wrapper's."""
+    while frame is not None and frame.f_code.co_filename.startswith(_GRADER):
         frame = frame.f_back
     return frame
 
@@ -193,6 +196,21 @@ class ArrayProxy:
 
     def __len__(self):
         return len(self._a)
+
+    def __iter__(self):
+        """``for v in x`` / ``enumerate(x)``: the elements (rows, for more dimensions) 0 to
+        ``len(x) - 1``, each read as ``x[i]`` at the student's ``for`` line, as Numba's GPU target
+        iterates an array. Without it Python iterated by ``x[0], x[1], ...`` until an
+        ``IndexError``, so the read of ``x[len(x)]`` was recorded as out of bounds."""
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self._shape[0]):
+            value = self._a[i]
+            if type(value) is _ndarray:   # a row: no memory access yet
+                yield self._view(value)
+                continue
+            frame = _caller(_getframe(1)) or _getframe(1)   # who resumed us: the student's for
+            yield self._load(self._base + i * self._strides[0], value, frame)
 
     def __getattr__(self, name):
         value = getattr(self._meta, name)
@@ -335,6 +353,7 @@ class _SharedRecord:
         rec = self._rec
         tid = rec.tid
         self._sink((tid, self._site(f), self._id, off, WRITE))
+        rec.shared_stored(off, value)
         t = rec.taint_of(value)
         rec.shared_taint[off] = (t[0], t[1], t[2], tid) if t else (0, 0, 0, tid)
 

@@ -4,7 +4,11 @@ Shared memory (:class:`SharedRaces`): within one barrier interval of one block, 
 one thread writes and another thread reads (RAW / WAR) or also writes (WAW). Between two barriers
 a GPU orders nothing, so the hazard is in the *set* of accesses, whatever values the run
 happened to see. The label follows the fixed execution order of the scheduler (thread-id order):
-"RAW" when the write was recorded first. Atomics do not race with atomics.
+"RAW" when the write was recorded first. Atomics do not race with atomics. A WAW of plain
+stores says whether two different values reached the element in that interval
+(``"values_differ"``): then the schedule chooses the value left there, which decides
+correctness as any other race does; one value stored by several threads (a halo element loaded
+twice) cannot change an output.
 
 Global memory (:class:`GlobalRaces`), the same within a block (``"scope": "block"``: two threads
 of one block, one barrier interval), and across blocks (``"scope": "grid"``): two accesses of
@@ -90,9 +94,9 @@ class SharedRaces(Analysis):
                 s.add(e[0])
         shared_by_threads = {addr for addr, s in touched.items() if len(s) > 1}
         if shared_by_threads:
-            self._pairs(rec, [e for e in log if e[3] in shared_by_threads])
+            self._pairs(rec, [e for e in log if e[3] in shared_by_threads], iv.shared_differ)
 
-    def _pairs(self, rec, log):
+    def _pairs(self, rec, log, differ=frozenset()):
         # element address -> [per kind: {site: [up to two distinct tids]}]
         elems = {}
         for tid, loc, array, addr, kind in log:   # loc: a site here
@@ -104,12 +108,12 @@ class SharedRaces(Analysis):
                     t0 = tids[0] if tids[0] != tid else (tids[1] if len(tids) > 1 else None)
                     if t0 is not None:
                         self._hazard(rec, _HAZARD[(kind, other)], array, addr,
-                                     (t0, loc0, other), (tid, loc, kind))
+                                     (t0, loc0, other), (tid, loc, kind), addr in differ)
             tids = slots[kind].setdefault(loc, [])
             if len(tids) < 2 and tid not in tids:
                 tids.append(tid)
 
-    def _hazard(self, rec, hazard, array, addr, first, second):
+    def _hazard(self, rec, hazard, array, addr, first, second, differ=False):
         first = (first[0], rec.site_loc(first[1]), first[2])
         second = (second[0], rec.site_loc(second[1]), second[2])
         key = (hazard, array, first[1], second[1])
@@ -127,9 +131,12 @@ class SharedRaces(Analysis):
                 "index": info.index_of(addr),
                 "count": 0,
                 "space": "shared",
+                "values_differ": False,
             }
             self._new.append(entry)
         entry["count"] += 1
+        if differ or hazard != "WAW":
+            entry["values_differ"] = True
 
     def result(self, rec):
         return sorted(self._found.values(),

@@ -31,6 +31,7 @@ ACCESS_NAMES = ("read", "write", "atomic", "fence", "write")
 FILE_STRIDE = 10_000_000
 SITE = 4096     # code objects per launch, at most
 ARRAYS = 1024   # arrays per launch, at most (global load counters are keyed by one int)
+_DIFFER = object()   # ``Recorder.shared_stored``: two stores of different values
 
 
 _CACHE = dis.opmap.get("CACHE", -1)
@@ -70,11 +71,15 @@ class Interval:
     id, byte offset from the array's element 0, kind), in the same thread order and each
     thread's in program order: loads (``READ``), plain stores (``WRITE``, or ``SAME`` when the
     value stored was already there), atomics (``ATOMIC``, on any array: an atomic reads) and
-    device-wide fences (``FENCE``, array -1)."""
+    device-wide fences (``FENCE``, array -1). ``shared_differ``: the shared byte addresses that
+    plain stores of two different values reached in this interval (a write-after-write race
+    there can change an output)."""
 
-    def __init__(self, log: list, branches: list, segments: list, global_log: list = ()):
+    def __init__(self, log: list, branches: list, segments: list, global_log: list = (),
+                 shared_differ=frozenset()):
         self.log, self.branches, self.segments = log, branches, segments
         self.global_log = global_log
+        self.shared_differ = shared_differ
 
     def warps(self):
         """(warp, [segments of its lanes]) for each warp that ran in this interval."""
@@ -125,6 +130,7 @@ class Recorder:
         # barrier interval are kept apart until it ends (``_settle_unwritten``)
         self.unwritten = {}
         self._unwritten_now = []
+        self._stored = {}         # shared address -> value stored this interval, or _DIFFER
 
     # -- locations --------------------------------------------------------------------------
     def file_offset(self, filename: str) -> int:
@@ -212,6 +218,22 @@ class Recorder:
             return tainted(value, *t)
         return tainted(value, self.label(key), 0, 0)
 
+    def shared_stored(self, addr: int, value) -> None:
+        """A plain store of ``value`` to shared byte address ``addr`` in this barrier interval
+        (the proxies call it): remembers whether two stores to the element put different
+        values (``Interval.shared_differ``). Values that cannot be compared count as different."""
+        seen = self._stored
+        old = seen.get(addr, seen)
+        if old is seen:
+            seen[addr] = value
+        elif old is not _DIFFER:
+            try:
+                same = bool(old == value)
+            except (TypeError, ValueError):
+                same = False
+            if not same:
+                seen[addr] = _DIFFER
+
     def record_unwritten(self, array_id: int, site: int, addr: int, kind: int) -> None:
         """A shared read (or atomic) of an element no thread of the block has written yet."""
         self._unwritten_now.append((array_id, site, addr, kind, self.tid))
@@ -293,6 +315,7 @@ class Recorder:
         self.global_taint = {}
         self.shared_taint.clear()   # in place: the shared proxies hold it
         self._unwritten_now = []
+        self._stored = {}
         self.outputs = {}
         self.last_tainted = None
 
@@ -303,8 +326,10 @@ class Recorder:
         marks = self._marks
         ends = marks[1:] + [(None, len(self.shared_log), len(self.branch_log))]
         segments = [(tid, s0, e[1], b0, e[2]) for (tid, s0, b0), e in zip(marks, ends)]
+        stored, self._stored = self._stored, {}
         iv = Interval(list(self.shared_log), list(self.branch_log), segments,
-                      list(self.global_log))
+                      list(self.global_log),
+                      frozenset(a for a, v in stored.items() if v is _DIFFER))
         self.shared_log.clear()   # in place: the hooks hold these lists
         self.branch_log.clear()
         self.global_log.clear()

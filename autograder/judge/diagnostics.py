@@ -105,23 +105,26 @@ def _finding_key(key: str, entry: dict):
 def merged(reports: list[dict]) -> dict | None:
     """One report from the instrumented runs' (one per graded case): the first's keys, with the
     findings of :data:`FINDINGS` from every run (one entry per distinct finding, from the first
-    run that found it, with that run's ``params``), ``runs``: each run's ``params``,
+    run that found it, with that run's ``params``; a race's ``values_differ`` is true when it was
+    in any run), ``runs``: each run's ``params``,
     ``blocks_run``, ``blocks_total`` and ``error``, and ``each``: every run's report. None for
     no report."""
     if not reports:
         return None
     out = dict(reports[0])
     for key in FINDINGS:
-        seen, entries = set(), []
+        seen, entries = {}, []
         for r in reports:
             found = r.get(key)
             for e in found if isinstance(found, list) else []:
                 if not isinstance(e, dict):
                     continue
                 k = _finding_key(key, e)
-                if k in seen:
+                if k in seen:   # a race whose values differed in any run differed
+                    if e.get("values_differ") and not entries[seen[k]].get("values_differ"):
+                        entries[seen[k]] = {**entries[seen[k]], "values_differ": True}
                     continue
-                seen.add(k)
+                seen[k] = len(entries)
                 entries.append(e if "params" in e or "params" not in r
                                else {**e, "params": r["params"]})
         out[key] = entries
@@ -238,9 +241,10 @@ def sanitizer_hazards(source, sanitized: dict) -> list[str]:
 def _plain_writes_only(race: dict) -> bool:
     """Two plain stores of one value to one element (no read, no atomic): the same value stored
     by several threads (a halo element loaded twice), which no schedule can change. It still
-    costs the concept test (a diagnostic); it does not decide the correctness cases. A global
-    race says whether the values differed (``values_differ``: then the last store wins, and the
-    simulator's order chose it); a shared one does not, and is taken as one value."""
+    costs the concept test (a diagnostic); it does not decide the correctness cases. A race, in
+    shared or in global memory, says whether the values differed (``values_differ``: then the
+    last store wins, the simulator's order chose it, and the race decides as any other does);
+    a report without the key (an older child's) is taken as one value."""
     return all((race.get(side) or {}).get("access") == "write" for side in ("first", "second")) \
         and not race.get("values_differ", False)
 

@@ -1,0 +1,57 @@
+"""Kernels whose outputs are exact in the simulator's serial order and wrong in another
+(issue 30, goals 1 and 4): the instrumented run must find each order dependence."""
+
+from numba import cuda, float32, int32
+
+
+@cuda.jit
+def shared_last_writer(x, out):
+    cnt = cuda.shared.array(1, int32)
+    tid = cuda.threadIdx.x
+    cnt[0] = tid + 1                  # every thread, a different value
+    cuda.syncthreads()
+    if tid == 0:
+        out[cuda.blockIdx.x] = cnt[0]
+
+
+@cuda.jit
+def shared_same_value(x, out):
+    flag = cuda.shared.array(1, int32)
+    tid = cuda.threadIdx.x
+    flag[0] = 1                       # every thread, one value
+    cuda.syncthreads()
+    if tid == 0:
+        out[cuda.blockIdx.x] = flag[0]
+
+
+@cuda.jit
+def atomic_chain(x, out):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.exch(out, i, x[i])
+    else:
+        prev = cuda.atomic.add(out, i - 1, 0)      # the read
+        cuda.atomic.exch(out, i, prev + x[i])      # the neighbour's write
+
+
+@cuda.jit
+def atomic_sum_ignored(x, out):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    cuda.atomic.add(out, 0, x[i])
+
+
+@cuda.jit
+def atomic_ticket(x, out, counter):
+    """Each thread takes a ticket (the old value, used) from one counter: the tickets differ
+    in every order, and each thread writes its own slot: no output depends on the order."""
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    t = cuda.atomic.add(counter, 0, 1)
+    out[i] = x[i] + float32(0.0) * t
+
+
+@cuda.jit
+def atomic_max_read(x, out, best):
+    """Reads the running maximum another thread raised and stores it: order-dependent."""
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    old = cuda.atomic.max(best, 0, x[i])
+    out[i] = old
