@@ -185,6 +185,11 @@ class LocalArray:
     def __len__(self):
         return len(self._a)
 
+    def __iter__(self):
+        """The elements 0 to ``len - 1``, each with its taint (``x[i]``), as a GPU iterates."""
+        for i in range(len(self._a)):
+            yield self[i]
+
     def __getattr__(self, name):
         return getattr(self._a, name)
 

@@ -178,3 +178,21 @@ def test_a_negative_literal_subscript_is_wrap_around_asked_for():
     r = instrumented_launch(load("last_element_on_purpose.py").kernel, 1, 8, [x, A, out])
     assert r["out_of_bounds"] == [] and r["error"] is None
     np.testing.assert_allclose(out, np.roll(x, 1) + A[:, -1])
+
+
+@pytest.mark.parametrize("kernel", ["weighted", "weighted_shared"])
+def test_iterating_over_an_array_reads_its_elements_at_the_for_line(kernel):
+    """``for j, m in enumerate(w)`` (Numba's GPU target reads w[0..len-1]): Python iterated the
+    proxy by ``w[0], w[1], ...`` until an ``IndexError``, so ``w[len]`` was recorded out of bounds,
+    at a line of the grader's loop hook (``trace.py``), and the loads of ``w`` were counted there
+    (red team g3: an honest kernel lost its concept points)."""
+    module = load("weights_iterated.py")
+    x, w, y = f32(36), f32(module.WIDTH, seed=1), np.zeros(32, np.float32)
+    r = instrumented_launch(getattr(module, kernel), 1, 32, [x, w, y])
+    assert r["out_of_bounds"] == [] and r["error"] is None
+    assert np.allclose(y, [np.dot(w, x[i:i + module.WIDTH]) for i in range(32)])
+    lines = r["global_loads"]["by_line"]
+    assert all("file" not in entry for entry in lines), lines
+    if kernel == "weighted":   # each thread reads every weight, at the for line
+        for_line = line_of("weights_iterated.py", "in enumerate(w):")
+        assert {"line": for_line, "loads": 32 * module.WIDTH} in lines, lines
