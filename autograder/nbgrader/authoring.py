@@ -198,9 +198,10 @@ run_public_tests("{exercise}")
 
 #: Appended to every public-test text: what a failure does (``autograder.nbgrader.public``).
 PUBLIC_FAILS = """
-When a public test{concept} fails, the cell ends with an error under its report
-(`AssertionError: 1 of {n} public tests failed: see the report`), and nbgrader's **Validate**
-button says your notebook fails. A test skipped because it needs a GPU is not a failure.
+When a public test{concept} fails, the report is the cell's error (shown in red, its
+last line counting the public tests that passed: `1 of {n} public tests passed. ...`), and
+nbgrader's **Validate** button says your notebook fails and prints the same report. A test
+skipped because it needs a GPU is not a failure.
 """
 
 #: Appended to the public-test text of an exercise that needs a GPU.

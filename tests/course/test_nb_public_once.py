@@ -59,6 +59,13 @@ def test_the_public_cell_says_each_finding_once_with_no_traceback(tmp_path):
     assert "see diagnostic: shared-memory races below" in text, shown  # the concept points there
     assert "no barrier between" not in text, shown
     assert "0 of 2 public tests passed" in text
+    # the notebook's own text before the cell says what a failure shows, as it shows it
+    said = flat(nb.cells[-2].source)
+    assert "see the report" not in said, said
+    promised = re.search(r"`1 of (\d+) public tests passed\. \.\.\.`", said)
+    last = max(i for i, line in enumerate(error.traceback) if not line.startswith(" "))
+    assert promised and flat(" ".join(error.traceback[last:])).startswith(
+        f"0 of {promised[1]} public tests passed. "), said  # the error's last line, as quoted
 
 
 def test_validate_prints_the_report_it_fails_for(tmp_path):
