@@ -54,12 +54,13 @@ def _assert_graded_as_the_solution(result) -> None:
 # -- end to end: the same grade as the instructor's solution ------------------------------------
 
 @pytest.mark.parametrize("name", ["device_function", "spellings", "codegen_options",
-                                  "jit_cache"])
+                                  "jit_cache", "device_keywords"])
 def test_honest_spellings_get_the_solutions_grade(name):
     """Device functions (the compile check needed a driver), ``numba.cuda.grid``,
     ``nb.cuda.threadIdx``, ``from numba.cuda import grid, syncthreads`` (AttributeError or
     ImportError on the simulator), ``cuda.jit(sig, lineinfo=True, max_registers=64)`` (the
-    simulator's jit refused the options), ``cuda.jit(cache=True)`` (the loader refused it):
+    simulator's jit refused the options), ``cuda.jit(cache=True)`` (the loader refused it), a
+    device function called with keyword arguments (the simulator took positional ones only):
     each is graded as the instructor's kernel."""
     _assert_graded_as_the_solution(graded_once(HONEST / f"{name}.py", "block_sum"))
 
