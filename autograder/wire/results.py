@@ -91,8 +91,10 @@ class ExerciseResult:
     submission the grader skipped, and what the code printed once a hidden test could have run
     (:func:`autograder.judge.cases.printed_for_student`). Student-facing outputs (HTML report,
     nbgrader grade cells, Gradescope's ``output``) show ``notes`` alone. ``sandbox``: how its
-    children ran, ``"bubblewrap"`` or ``"plain"`` (graded without the sandbox: the instructor's
-    notes say why, the student's notes say so); ``""`` when no child ran (a refused file).
+    children ran, ``"bubblewrap"``, ``"user"`` (a root grader without bubblewrap, each child as
+    an unprivileged user of its own: :mod:`autograder.sandbox.dropuser`) or ``"plain"`` (graded
+    without the sandbox: the instructor's notes say why, the student's notes say so); ``""`` when
+    no child ran (a refused file).
     """
 
     exercise: str
