@@ -54,14 +54,15 @@ def _assert_graded_as_the_solution(result) -> None:
 # -- end to end: the same grade as the instructor's solution ------------------------------------
 
 @pytest.mark.parametrize("name", ["device_function", "spellings", "codegen_options",
-                                  "jit_cache", "device_keywords"])
+                                  "jit_cache", "device_keywords", "cache_hints"])
 def test_honest_spellings_get_the_solutions_grade(name):
     """Device functions (the compile check needed a driver), ``numba.cuda.grid``,
     ``nb.cuda.threadIdx``, ``from numba.cuda import grid, syncthreads`` (AttributeError or
     ImportError on the simulator), ``cuda.jit(sig, lineinfo=True, max_registers=64)`` (the
     simulator's jit refused the options), ``cuda.jit(cache=True)`` (the loader refused it), a
-    device function called with keyword arguments (the simulator took positional ones only):
-    each is graded as the instructor's kernel."""
+    device function called with keyword arguments (the simulator took positional ones only),
+    ``cuda.ldcg`` and ``stwt`` (None on the simulator): each is graded as the instructor's
+    kernel."""
     _assert_graded_as_the_solution(graded_once(HONEST / f"{name}.py", "block_sum"))
 
 
@@ -137,7 +138,8 @@ c1 = types.float32[::1]
 with compiling_for(TARGET_CC):
     ptx, _ = cuda.compile_ptx(kernel, (c1, c1), cc=TARGET_CC)
 kinds = {n: type(getattr(cuda, n, None)).__name__
-         for n in simulator.KERNEL_API + simulator.GPU_ONLY}
+         for n in simulator.KERNEL_API + simulator.GPU_ONLY + simulator.CACHE_HINT_LOADS
+         + simulator.CACHE_HINT_STORES}
 print(json.dumps({"target": ".target sm_%d%d" % TARGET_CC in ptx, "kinds": kinds,
                   "missing": [n for n, k in kinds.items() if k == "NoneType"]}))
 """

@@ -50,17 +50,18 @@ def _kernel(body: str) -> str:
 
 
 @pytest.mark.parametrize("src, words", [
-    ("ON_SIM = None\nON_SIM = cuda.ldca\n" + _kernel("if ON_SIM is None:\n    B[0] = 1"),
+    ("ON_SIM = None\nON_SIM = cuda.compile_all\n" + _kernel("if ON_SIM is None:\n    B[0] = 1"),
      "binds ON_SIM and your kernel k reads it"),
-    ("FLAG = 0\nFLAG = cuda.ldca\nMODE = FLAG\n" + _kernel("if MODE == 0:\n    B[0] = 1"),
+    ("FLAG = 0\nFLAG = cuda.compile_all\nMODE = FLAG\n" + _kernel("if MODE == 0:\n    B[0] = 1"),
      "binds FLAG and line 7 reads it"),
-    ("SIM = None\nSIM = cuda.ldca\n@cuda.jit(device=True)\ndef on_sim():\n    return SIM\n"
+    ("SIM = None\nSIM = cuda.compile_all\n@cuda.jit(device=True)\ndef on_sim():\n    return SIM\n"
      + _kernel("if on_sim() is None:\n    B[0] = 1"), "binds SIM and your device function on_sim"),
     ("for SCALE in (1, 2):\n    pass\n" + _kernel("B[0] = SCALE"), "binds SCALE"),
     ("TILE = 16\nif True:\n    TILE = 8\n", "the exercise asks for it"),
     (_kernel("if numba.config.ENABLE_CUDASIM:\n    B[0] = 1"),
      "`numba.config.ENABLE_CUDASIM` is 1 here, not a function"),
-    (_kernel("if cuda.ldca is None:\n    B[0] = 1"), "`cuda.ldca` is None here, not a function"),
+    (_kernel("if cuda.compile_all is None:\n    B[0] = 1"),
+     "`cuda.compile_all` is None here, not a function"),
     (_kernel("if isinstance(A, np.ndarray):\n    B[0] = 1"), "the built-in isinstance"),
     (_kernel("if hasattr(A, 'x'):\n    B[0] = 1"), "the built-in hasattr"),
     (_kernel("if type(A) is np.ndarray:\n    B[0] = 1"), "the built-in type"),
@@ -79,7 +80,7 @@ def test_the_loader_refuses_what_runs_otherwise_on_a_gpu(src, words):
 
 @pytest.mark.parametrize("src", [
     "n = 1024\nfor n in range(3):\n    pass\n" + _kernel("B[0] = A[0]"),
-    "X = cuda.ldca\nX = 1\n" + _kernel("B[0] = X"),
+    "X = cuda.compile_all\nX = 1\n" + _kernel("B[0] = X"),
     "A = np.random.rand(4)\nTILE = 16\n" + _kernel("B[0] = TILE"),
     "WARP = 32\n" + _kernel(
         "s = cuda.shared.array(WARP, float32)\ni = cuda.threadIdx.x\n"

@@ -39,7 +39,8 @@ def prepare_simulator() -> None:
     (:func:`negative_shape_indices`), give kernels ``numba.cuda``'s kernel API under every
     spelling a GPU accepts (:func:`kernel_api_spellings`) and let ``cuda.jit`` take the options
     a GPU takes (:func:`gpu_jit_options`), and let a kernel call a device function with keyword
-    arguments (:func:`device_calls_with_keywords`). Idempotent; called before the submission is
+    arguments (:func:`device_calls_with_keywords`) and load and store through numba-cuda's cache
+    hints (:func:`cache_hints`). Idempotent; called before the submission is
     imported (``from numba.cuda import grid`` is an import)."""
     sys.setswitchinterval(SIM_SWITCH_INTERVAL)
     lanes_in_turn()
@@ -48,6 +49,7 @@ def prepare_simulator() -> None:
     kernel_api_spellings()
     gpu_jit_options()
     device_calls_with_keywords()
+    cache_hints()
 
 
 #: The simulator's classes and functions that other modules use, by the name they are used
@@ -492,3 +494,35 @@ def device_calls_with_keywords() -> None:
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     factory = types.FunctionType(factory_code, vars(kernel), "factory")
     cls.__call__ = factory(cls.__call__)
+
+
+# -- cache-hinted loads and stores -----------------------------------------------------------------
+
+#: numba-cuda's loads with a cache hint (``numba.cuda.cache_hints``): on a GPU ``cuda.ldcg(x, i)``
+#: is ``x[i]`` read through another cache path (``ld.global.cg``).
+CACHE_HINT_LOADS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv")
+#: Its stores with a cache hint: ``cuda.stcg(x, i, v)`` is ``x[i] = v`` (``st.global.cg``).
+CACHE_HINT_STORES = ("stcg", "stcs", "stwb", "stwt")
+
+
+def cache_hints() -> None:
+    """Give the simulator numba-cuda's cache-hinted loads and stores, which it defines as None
+    (numba-cuda 0.30.4): a kernel loading with ``cuda.ldcg(x, i)`` was refused ("`cuda.ldcg` is
+    None here") and got 0. A hint changes where a GPU caches the element, never its value, so
+    on the simulator a load is ``operator.getitem`` and a store ``operator.setitem``: C
+    functions, with no frame between the kernel's line and the array, so the instrumented run
+    records them as the kernel's own loads and stores, at its line. Through the module
+    (``cuda.ldcg``, also in a launch) and by name (``from numba.cuda import ldcg``).
+    Idempotent."""
+    import operator
+
+    import numba.cuda as module
+    from numba.cuda.simulator import kernelapi
+
+    for names, op in ((CACHE_HINT_LOADS, operator.getitem),
+                      (CACHE_HINT_STORES, operator.setitem)):
+        for name in names:
+            if getattr(module, name, None) is None:
+                setattr(module, name, op)
+            if getattr(kernelapi.FakeCUDAModule, name, None) is None:
+                setattr(kernelapi.FakeCUDAModule, name, op)

@@ -5,8 +5,8 @@ Numba drops a branch whose condition it can decide while compiling, so the loade
 
 * a skipped statement that binds a name the kept code reads: a kernel, device function or a
   function they call, a later kept statement that such code depends on, or a name the exercise
-  asks for (``ON_SIM = None`` then ``ON_SIM = cuda.ldca``: None on the simulator, so skipped
-  there, and a function when compiled for a GPU);
+  asks for (``ON_SIM = None`` then ``ON_SIM = cuda.compile_all``: None on the simulator, so
+  skipped there, and a function when compiled for a GPU);
 * in a kernel or device function, what the simulator and a GPU answer differently: Python type
   tests and other built-ins outside :data:`KERNEL_BUILTINS`, values read off Numba's modules
   (``numba.config.ENABLE_CUDASIM``), a module used as a value, ``try``, ``global``,
@@ -213,7 +213,7 @@ def _chain(node):
 def _check_kernel_body(fn: ast.FunctionDef, ns: dict, kinds, what: str) -> None:
     """Refuse, in a kernel or device function, what can run differently on the simulator than
     on a GPU: a built-in outside :data:`KERNEL_BUILTINS`, a setting read off Numba's modules
-    (``numba.config.ENABLE_CUDASIM``; ``cuda.ldca``, a function on a GPU, is None on the
+    (``numba.config.ENABLE_CUDASIM``; ``cuda.compile_all``, a function on a GPU, is None on the
     simulator), a module kept in a variable or compared, ``try``, ``global`` and ``nonlocal``,
     and attributes with a leading underscore. Raises :class:`NotGradable`."""
     local = _function_locals(fn)

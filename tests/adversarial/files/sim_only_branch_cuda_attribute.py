@@ -3,7 +3,7 @@
 # compiling and drops the branch the simulator takes.
 # adversarial-exercise: tiled_matmul
 # kernelgrade-expect-sim: correctness=error
-# adversarial-message-sim: `cuda.ldca` is None here, not a function
+# adversarial-message-sim: `cuda.compile_all` is None here, not a function
 from numba import cuda, float32
 
 TILE_WIDTH = 16
@@ -13,7 +13,7 @@ TILE_WIDTH = 16
 def tiled_matmul(A, B, C):
     row, col = cuda.grid(2)
     n = A.shape[0]
-    if cuda.ldca is None and row < n and col < n:
+    if cuda.compile_all is None and row < n and col < n:
         acc = float32(0.0)
         for k in range(n):
             acc += A[row, k] * B[k, col]

@@ -1,7 +1,7 @@
-# adversarial: the game. `ON_SIM = cuda.ldca` is a setting (None) on the simulator, so its
-# loader skipped that line and kept `ON_SIM = None`; the GPU compile binds a function. Numba drops
-# the branch that only the simulator then runs, where the body multiplies with NumPy: every
-# simulator point, and nothing computed on a GPU.
+# adversarial: the game. `ON_SIM = cuda.compile_all` is a setting (None) on the
+# simulator, so its loader skipped that line and kept `ON_SIM = None`; the GPU compile binds a
+# function. Numba drops the branch that only the simulator then runs, where the body multiplies
+# with NumPy: every simulator point, and nothing computed on a GPU.
 # adversarial-exercise: tiled_matmul
 # kernelgrade-expect-sim: correctness=error
 # adversarial-message-sim: binds ON_SIM and your kernel tiled_matmul reads it
@@ -10,7 +10,7 @@ from numba import cuda
 
 TILE_WIDTH = 16
 ON_SIM = None
-ON_SIM = cuda.ldca
+ON_SIM = cuda.compile_all
 
 
 @cuda.jit

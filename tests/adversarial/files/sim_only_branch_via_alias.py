@@ -1,6 +1,6 @@
 # adversarial: the skipped rebinding one step removed. A kept constant copies the name the
-# simulator's loader leaves as 0 (`FLAG = cuda.ldca` skipped there, a function on a GPU), and a
-# device function, not the kernel, tests the copy: a correct naive product on the simulator only.
+# simulator's loader leaves as 0 (`FLAG = cuda.compile_all` skipped there, a function on a GPU),
+# and a device function, not the kernel, tests the copy: a naive product on the simulator only.
 # adversarial-exercise: tiled_matmul
 # kernelgrade-expect-sim: correctness=error
 # adversarial-message-sim: binds FLAG and line 12 reads it
@@ -8,7 +8,7 @@ from numba import cuda, float32
 
 TILE_WIDTH = 16
 FLAG = 0
-FLAG = cuda.ldca
+FLAG = cuda.compile_all
 MODE = FLAG
 
 
