@@ -136,7 +136,10 @@ class Atomics:
                     changed = not (bool(before == after) or (before != before and after != after))
                 except (TypeError, ValueError):
                     changed = True
-                return array.record_atomic(idx, _getframe(1), result, changed, args[-1])
+                frame = _getframe(1)
+                out = array.record_atomic(idx, frame, result, changed, args[-1])
+                array._rec.atomic_note(array._space == "shared", name, changed, frame)
+                return out
             return op(array, *args)
 
         setattr(self, name, atomic)

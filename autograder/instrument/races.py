@@ -4,7 +4,12 @@ Shared memory (:class:`SharedRaces`): within one barrier interval of one block, 
 one thread writes and another thread reads (RAW / WAR) or also writes (WAW). Between two barriers
 a GPU orders nothing, so the hazard is in the *set* of accesses, whatever values the run
 happened to see. The label follows the fixed execution order of the scheduler (thread-id order):
-"RAW" when the write was recorded first. Atomics do not race with atomics. A WAW of plain
+"RAW" when the write was recorded first. An atomic whose returned value the kernel uses
+(anything but an expression statement) reads the element: it races with another thread's atomic
+that changed the element, as a load does with a store, unless both are updates of one
+commutative operation (``add``/``sub``, ``max``, ``min``, ``and``/``or``/``xor``, ``inc``,
+``dec``: a ticket taken by every thread); atomics whose values are unused never race with each
+other (a histogram, a block's partial sum added to a total). A WAW of plain
 stores says whether two different values reached the element in that interval
 (``"values_differ"``): then the schedule chooses the value left there, which decides
 correctness as any other race does; one value stored by several threads (a halo element loaded
@@ -12,8 +17,10 @@ twice) cannot change an output.
 
 Global memory (:class:`GlobalRaces`), the same within a block (``"scope": "block"``: two threads
 of one block, one barrier interval), and across blocks (``"scope": "grid"``): two accesses of
-different blocks to one element, not both atomics and at least one a store or an atomic, are a
-race unless a fence protocol orders them. The simulator runs blocks one after another, so the
+different blocks to one element, at least one a store or an atomic and not two atomics that
+cannot race (above), are a race unless a fence protocol orders them; an atomic whose value is
+used against another block's atomic change is ordered when that change was a release (its thread
+fenced before it: a grid barrier's arrival, a ticket taken after the block fenced its results). The simulator runs blocks one after another, so the
 serial order proves nothing: only the protocol does. Block X's access *a* happens before block
 Y's access *b* when X releases and Y acquires through one element S:
 
@@ -44,6 +51,21 @@ _HAZARD = {(READ, WRITE): "RAW", (READ, ATOMIC): "RAW",
            (WRITE, READ): "WAR", (ATOMIC, READ): "WAR",
            (WRITE, WRITE): "WAW", (WRITE, ATOMIC): "WAW", (ATOMIC, WRITE): "WAW"}
 _CONFLICTS = {READ: (WRITE, ATOMIC), WRITE: (READ, WRITE, ATOMIC), ATOMIC: (READ, WRITE)}
+
+
+def _atomics_race(first, second) -> str | None:
+    """The hazard between two atomics of different threads on one element, from their notes
+    (``trace.Interval.shared_atomics``: family, changed, used), ``first`` logged first: "RAW"
+    when the second uses the value it returned and the first changed the element, "WAR" the
+    other way round; None when neither reads what the other changed, or both are updates of one
+    commutative operation (tickets: ``cuda.atomic.add(count, 0, 1)`` in every thread)."""
+    if first[0] is not None and first[0] == second[0]:
+        return None
+    if second[2] and first[1]:
+        return "RAW"
+    if first[2] and second[1]:
+        return "WAR"
+    return None
 
 
 class SharedRaces(Analysis):
@@ -95,6 +117,27 @@ class SharedRaces(Analysis):
         shared_by_threads = {addr for addr, s in touched.items() if len(s) > 1}
         if shared_by_threads:
             self._pairs(rec, [e for e in log if e[3] in shared_by_threads], iv.shared_differ)
+            if iv.shared_atomics:
+                self._atomic_pairs(rec, log, iv.shared_atomics, shared_by_threads)
+
+    def _atomic_pairs(self, rec, log, notes, addrs):
+        """Atomics against atomics (:func:`_atomics_race`), one interval."""
+        elems = {}   # addr -> {(site, note): [up to two tids]}
+        for i in sorted(notes):
+            tid, site, array, addr, _kind = log[i]
+            if addr not in addrs:
+                continue
+            note = notes[i]
+            slots = elems.setdefault(addr, {})
+            for (site0, note0), tids in slots.items():
+                t0 = tids[0] if tids[0] != tid else (tids[1] if len(tids) > 1 else None)
+                hazard = _atomics_race(note0, note) if t0 is not None else None
+                if hazard:
+                    self._hazard(rec, hazard, array, addr, (t0, site0, ATOMIC),
+                                 (tid, site, ATOMIC), True)
+            tids = slots.setdefault((site, note), [])
+            if len(tids) < 2 and tid not in tids:
+                tids.append(tid)
 
     def _pairs(self, rec, log, differ=frozenset()):
         # element address -> [per kind: {site: [up to two distinct tids]}]
@@ -181,6 +224,7 @@ class GlobalRaces(Analysis):
         self._hist = {}       # element key -> {block number: [write, reads, atomics]}
         self._released = {}   # element key -> vector clock released through it
         self._blocks = []     # block number -> block index
+        self._atoms = {}      # element key -> [(block number, tid, site, note, released)]
         self._new_block()
 
     def _new_block(self):
@@ -191,6 +235,7 @@ class GlobalRaces(Analysis):
         self._bk = {}         # vector clock every thread of the block has (from barriers)
         self._fence = {}      # tid -> vector clock released by an atomic after its last fence
         self._cur = {}        # element key -> [write, reads, atomics] of this block
+        self._atoms_cur = {}  # element key -> {(site, note, released): (tid, ...)} of this block
 
     # -- structure events ----------------------------------------------------------------------
     def episode(self, rec, episode, arrived, exited):
@@ -207,6 +252,9 @@ class GlobalRaces(Analysis):
                 self._hist[key] = {y: summary}
             else:
                 h[y] = summary
+        for key, kinds in self._atoms_cur.items():
+            self._atoms.setdefault(key, []).extend(
+                (y, tid, site, note, released) for (site, note, released), tid in kinds.items())
         self._new_block()
 
     # -- the log ---------------------------------------------------------------------------------
@@ -217,7 +265,8 @@ class GlobalRaces(Analysis):
         y, k = len(self._blocks), self._k
         seqs, hist, cur = self._seq, self._hist, self._cur
         touched = {}   # element key -> tids that stored or updated it in this interval
-        for tid, site, array, off, kind in log:
+        notes = iv.global_atomics
+        for n, (tid, site, array, off, kind) in enumerate(log):
             seq = seqs.get(tid, 0)
             seqs[tid] = seq + 1
             if kind == FENCE:
@@ -225,6 +274,9 @@ class GlobalRaces(Analysis):
                 continue
             key = off * ARRAYS + array
             if kind == ATOMIC:
+                note = notes.get(n)
+                if note is not None:
+                    self._atomic_across(rec, key, array, off, tid, site, note)
                 self._atomic(key, tid)
             if kind != READ:
                 t = touched.get(key)
@@ -249,6 +301,44 @@ class GlobalRaces(Analysis):
                 summary[0] = (k, tid, seq, site, kind)
         if touched:
             self._within_block(rec, log, touched)
+            if notes:
+                self._atomics_within_block(rec, log, notes, touched)
+
+    def _atomic_across(self, rec, key, array, off, tid, site, note):
+        """An atomic of this block against earlier blocks' atomics on its element
+        (:func:`_atomics_race`): ordered when the one that changed the element was a release
+        (its thread had run a device-wide fence before it: a grid barrier's arrival, a ticket
+        taken after the block's results were fenced)."""
+        released = tid in self._fence
+        for x, tid0, site0, note0, released0 in self._atoms.get(key, ()):
+            hazard = _atomics_race(note0, note)
+            if hazard == "RAW" and not released0 or hazard == "WAR" and not released:
+                self._hazard(rec, array, off, (tid0, site0, ATOMIC, x), (tid, site, ATOMIC),
+                             "grid", hazard)
+                break
+        kinds = self._atoms_cur.get(key)
+        if kinds is None:
+            kinds = self._atoms_cur[key] = {}
+        kinds.setdefault((site, note, released), tid)
+
+    def _atomics_within_block(self, rec, log, notes, touched):
+        """Atomics against atomics of other threads of the block, one interval."""
+        y = len(self._blocks)
+        elems = {}   # element key -> {(site, note): [up to two tids]}
+        for n in sorted(notes):
+            tid, site, array, off, _kind = log[n]
+            key = off * ARRAYS + array
+            note = notes[n]
+            slots = elems.setdefault(key, {})
+            for (site0, note0), tids in slots.items():
+                t0 = tids[0] if tids[0] != tid else (tids[1] if len(tids) > 1 else None)
+                hazard = _atomics_race(note0, note) if t0 is not None else None
+                if hazard:
+                    self._hazard(rec, array, off, (t0, site0, ATOMIC, y), (tid, site, ATOMIC),
+                                 "block", hazard)
+            tids = slots.setdefault((site, note), [])
+            if len(tids) < 2 and tid not in tids:
+                tids.append(tid)
 
     def _fenced(self, y, k, tid, seq):
         pending = self._pending.pop(tid, None)
@@ -339,12 +429,12 @@ class GlobalRaces(Analysis):
             if len(tids) < 2 and all(t[0] != tid for t in tids):
                 tids.append((tid, kind))
 
-    def _hazard(self, rec, array, off, first, second, scope):
+    def _hazard(self, rec, array, off, first, second, scope, hazard=None):
         tid0, site0, kind0, x = first
         tid1, site1, kind1 = second
         plain0 = WRITE if kind0 == SAME else kind0
         plain1 = WRITE if kind1 == SAME else kind1
-        hazard = _HAZARD[(plain1, plain0)]
+        hazard = hazard or _HAZARD[(plain1, plain0)]
         loc0, loc1 = rec.site_loc(site0), rec.site_loc(site1)
         key = (hazard, array, loc0, loc1, scope)
         entry = self._found.get(key)

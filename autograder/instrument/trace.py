@@ -32,6 +32,13 @@ FILE_STRIDE = 10_000_000
 SITE = 4096     # code objects per launch, at most
 ARRAYS = 1024   # arrays per launch, at most (global load counters are keyed by one int)
 _DIFFER = object()   # ``Recorder.shared_stored``: two stores of different values
+_POP_TOP = dis.opmap["POP_TOP"]
+#: Atomic operations whose updates commute (any order leaves one final value, and each thread's
+#: returned value is one of a fixed set: a ticket), by family; exch and compare-and-swap commute
+#: with nothing.
+ATOMIC_FAMILY = {"add": "add", "sub": "add", "inc": "inc", "dec": "dec", "max": "max",
+                 "nanmax": "max", "min": "min", "nanmin": "min", "and_": "and", "or_": "or",
+                 "xor": "xor"}
 
 
 _CACHE = dis.opmap.get("CACHE", -1)
@@ -73,13 +80,18 @@ class Interval:
     value stored was already there), atomics (``ATOMIC``, on any array: an atomic reads) and
     device-wide fences (``FENCE``, array -1). ``shared_differ``: the shared byte addresses that
     plain stores of two different values reached in this interval (a write-after-write race
-    there can change an output)."""
+    there can change an output). ``shared_atomics``, ``global_atomics``: index of an atomic's
+    event in ``log`` / ``global_log`` -> (family, changed, used): its operation's
+    :data:`ATOMIC_FAMILY` (None: exch, compare-and-swap), whether it changed the element, and
+    whether the kernel uses the value it returned (not an expression statement)."""
 
     def __init__(self, log: list, branches: list, segments: list, global_log: list = (),
-                 shared_differ=frozenset()):
+                 shared_differ=frozenset(), shared_atomics=None, global_atomics=None):
         self.log, self.branches, self.segments = log, branches, segments
         self.global_log = global_log
         self.shared_differ = shared_differ
+        self.shared_atomics = shared_atomics or {}
+        self.global_atomics = global_atomics or {}
 
     def warps(self):
         """(warp, [segments of its lanes]) for each warp that ran in this interval."""
@@ -131,6 +143,8 @@ class Recorder:
         self.unwritten = {}
         self._unwritten_now = []
         self._stored = {}         # shared address -> value stored this interval, or _DIFFER
+        self._atomics = ({}, {})  # (global, shared): log index -> (family, changed, used)
+        self._used_sites = {}     # site of an atomic call -> whether its result is used
 
     # -- locations --------------------------------------------------------------------------
     def file_offset(self, filename: str) -> int:
@@ -234,6 +248,22 @@ class Recorder:
             if not same:
                 seen[addr] = _DIFFER
 
+    def atomic_note(self, shared: bool, name: str, changed: bool, frame) -> None:
+        """The atomic ``cuda.atomic.<name>`` just logged (the last event of the shared or the
+        global log), called at ``frame``: its family, whether it ``changed`` the element, and
+        whether the kernel uses its returned value (the instruction after the call is not a
+        ``POP_TOP``). Kept for the interval (``Interval.shared_atomics``/``global_atomics``)."""
+        site = self.site(frame)
+        used = self._used_sites.get(site)
+        if used is None:
+            raw = frame.f_code.co_code
+            i = (site // SITE) + 2
+            while i < len(raw) and raw[i] == _CACHE:
+                i += 2
+            used = self._used_sites[site] = not (i < len(raw) and raw[i] == _POP_TOP)
+        log = self.shared_log if shared else self.global_log
+        self._atomics[1 if shared else 0][len(log) - 1] = (ATOMIC_FAMILY.get(name), changed, used)
+
     def record_unwritten(self, array_id: int, site: int, addr: int, kind: int) -> None:
         """A shared read (or atomic) of an element no thread of the block has written yet."""
         self._unwritten_now.append((array_id, site, addr, kind, self.tid))
@@ -316,6 +346,7 @@ class Recorder:
         self.shared_taint.clear()   # in place: the shared proxies hold it
         self._unwritten_now = []
         self._stored = {}
+        self._atomics = ({}, {})
         self.outputs = {}
         self.last_tainted = None
 
@@ -327,9 +358,11 @@ class Recorder:
         ends = marks[1:] + [(None, len(self.shared_log), len(self.branch_log))]
         segments = [(tid, s0, e[1], b0, e[2]) for (tid, s0, b0), e in zip(marks, ends)]
         stored, self._stored = self._stored, {}
+        atomics, self._atomics = self._atomics, ({}, {})
         iv = Interval(list(self.shared_log), list(self.branch_log), segments,
                       list(self.global_log),
-                      frozenset(a for a, v in stored.items() if v is _DIFFER))
+                      frozenset(a for a, v in stored.items() if v is _DIFFER),
+                      atomics[1], atomics[0])
         self.shared_log.clear()   # in place: the hooks hold these lists
         self.branch_log.clear()
         self.global_log.clear()

@@ -50,8 +50,12 @@ def atomic_ticket(x, out, counter):
 
 
 @cuda.jit
-def atomic_max_read(x, out, best):
-    """Reads the running maximum another thread raised and stores it: order-dependent."""
+def atomic_chain_fenced(x, out):
+    """The chain across blocks: thread 0 of block b reads block b - 1's last element with an
+    atomic that block b - 1 stored with an exch, no fence before it (no release)."""
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    old = cuda.atomic.max(best, 0, x[i])
-    out[i] = old
+    if cuda.threadIdx.x == 0 and i > 0:
+        prev = cuda.atomic.add(out, i - 1, 0)
+        cuda.atomic.exch(out, i, prev + x[i])
+    elif cuda.threadIdx.x == cuda.blockDim.x - 1:
+        cuda.atomic.exch(out, i, x[i])
