@@ -18,7 +18,12 @@ who wrote it; a read by another thread moves ``_d`` into ``_c``), local arrays a
 A store of a value that lost its taint (a cast such as ``float32(acc)``, whose result is a plain
 NumPy scalar) takes the taint of the last tainted value the thread made, when the values are
 equal (:func:`Recorder.taint_of`). ``math`` functions are wrapped for the launch
-(:func:`swapped_math`).
+(:func:`swapped_math`); a result that is a Python ``int`` or ``float`` comes back as a subclass
+of it (``TaintedInt``, ``TaintedFloat``) whose every operation is the plain type's on the plain
+value, so a kernel computes in the analysed launch what it computes in a graded one (a Python
+int never wraps, a Python float raises on overflow), and NumPy treats it as the plain number
+(``__array_ufunc__``: ``int32 + int`` stays ``int32``). ``type(v)`` in the kernel gives the
+plain type (:func:`swapped_math`).
 
 Limits: a dependence through a comparison (``if s[k] > 0:``), ``float()``/``int()`` or a
 function not wrapped here is not followed; ``x * 0`` still depends on ``x``. The bits are
@@ -38,6 +43,7 @@ _SLOTS = ("_d", "_c", "_h")
 _CLASSES: dict[type, type] = {}     # plain NumPy scalar type -> its tainted subclass
 TAINTED: set[type] = set()          # the tainted subclasses
 _BASE: dict[type, type] = {}        # tainted subclass -> its plain NumPy scalar type
+_PY_BASE: dict[type, type] = {}     # tainted subclass of a Python number -> int or float
 
 #: The recorder of the launch in progress (set by ``launch``): it remembers the last tainted value
 #: each thread made (:meth:`autograder.instrument.trace.Recorder.taint_of`).
@@ -102,6 +108,71 @@ def _class_for(t: type) -> type | None:
     cls = type(f"Tainted{t.__name__.title()}", (t,), ns)
     _CLASSES[t] = cls
     _BASE[cls] = t
+    TAINTED.add(cls)
+    return cls
+
+
+def _plain_of(value):
+    """``value`` as its plain type when it is a tainted Python number, else as is."""
+    base = _PY_BASE.get(type(value))
+    return value if base is None else base(value)
+
+
+def _python_class(t: type) -> type:
+    """The tainted subclass of the Python number type ``t`` (``int`` or ``float``): a math
+    function of a loaded value returns one, so the kernel sees the type and the arithmetic it
+    sees in a graded launch (a Python int never overflows: ``2 ** 64`` is not 0). Every
+    operation is the plain type's on the plain value; NumPy reaches it through
+    ``__array_ufunc__``, which runs the ufunc on the plain value, as with a plain number."""
+
+    def forward(fn):
+        def op(self, other):
+            return _result(fn(t(self), _plain_of(other)), self, other)
+        return op
+
+    def reflected(fn):
+        def op(self, other):
+            return _result(fn(_plain_of(other), t(self)), self, other)
+        return op
+
+    def unary(fn):
+        def op(self):
+            return tainted(fn(t(self)), self._d, self._c, self._h)
+        return op
+
+    def compare(fn):
+        def op(self, other):
+            return fn(t(self), _plain_of(other))
+        return op
+
+    def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+        d = c = h = n = 0
+        for a in inputs:
+            if type(a) in TAINTED:
+                d, c, n = d | a._d, c | a._c, n + 1
+                h = a._h if a._h > h else h
+        plain_inputs = [plain(a) for a in inputs]
+        r = getattr(ufunc, method)(*plain_inputs, **kwargs)
+        return tainted(r, d, c, h + (1 if n > 1 else 0))
+
+    ns = {"__array_ufunc__": array_ufunc,
+          "__reduce__": lambda self: (t, (t(self),)),
+          "__hash__": t.__hash__}
+    for name, fn in {**_BINARY, "divmod": divmod}.items():
+        if hasattr(t, f"__{name}__"):
+            ns[f"__{name}__"] = forward(fn)
+            ns[f"__r{name}__"] = reflected(fn)
+    for name in _UNARY:
+        ns[f"__{name}__"] = unary(getattr(operator, name + ("_" if name == "abs" else ""),
+                                          None) or getattr(operator, name))
+    for name in ("lt", "le", "eq", "ne", "gt", "ge"):
+        ns[f"__{name}__"] = compare(getattr(operator, name))
+    if t is float:   # an int subclass cannot have slots: its taint lives in a __dict__
+        ns["__slots__"] = _SLOTS
+    cls = type(f"Tainted{t.__name__.title()}", (t,), ns)
+    _CLASSES[t] = cls
+    _BASE[cls] = t
+    _PY_BASE[cls] = t
     TAINTED.add(cls)
     return cls
 
@@ -176,10 +247,10 @@ def _wrap_function(fn):
                 n += 1
         if not n:
             return r
-        if not isinstance(r, np.generic) and isinstance(r, (int, float)) \
-                and not isinstance(r, bool):
-            r = np.float64(r) if isinstance(r, float) else np.int64(r)
-        return tainted(r, d, c, h + (1 if n > 1 else 0))
+        h += 1 if n > 1 else 0
+        if type(r) is tuple:   # math.frexp, math.modf
+            return tuple(tainted(v, d, c, h) for v in r)
+        return tainted(r, d, c, h)
 
     call.__name__ = getattr(fn, "__name__", "call")
     call.__wrapped__ = fn
@@ -204,7 +275,8 @@ _MATH_FUNCTIONS = {id(getattr(math, n)): n for n in dir(math) if callable(getatt
 def swapped_math(functions):
     """For the launch, the ``math`` module (and functions imported from it, ``from math import
     sqrt``) in the globals of ``functions`` (the kernel's and its device functions' Python
-    functions) are replaced by taint-keeping ones; put back afterwards."""
+    functions) are replaced by taint-keeping ones, and ``type`` by one that gives a tainted
+    value's plain type; put back afterwards."""
     saved = []
     seen = set()
     try:
@@ -221,7 +293,28 @@ def swapped_math(functions):
                         getattr(math, _MATH_FUNCTIONS[id(value)], None) is value:
                     saved.append((globs, name, value))
                     globs[name] = getattr(_MATH, _MATH_FUNCTIONS[id(value)])
+            if "type" not in globs:   # type(v) of a tainted value: its plain type
+                saved.append((globs, "type", _MISSING))
+                globs["type"] = _plain_type
         yield
     finally:
         for globs, name, value in reversed(saved):
-            globs[name] = value
+            if value is _MISSING:
+                globs.pop(name, None)
+            else:
+                globs[name] = value
+
+
+_MISSING = object()
+
+
+def _plain_type(*args):
+    """``type`` as a graded launch's kernel sees it: a tainted value's type is its plain one."""
+    if len(args) == 1:
+        t = type(args[0])
+        return _BASE.get(t, t)
+    return type(*args)
+
+
+_python_class(int)
+_python_class(float)
