@@ -150,11 +150,12 @@ class GradeWithAutograder(NbGraderPreprocessor):
                     f"{result.device}); nothing stored. To store it anyway: {ALLOW_PROVISIONAL}")
             results[exercise] = result
         self._defuse_zero_point_cells(nb)
-        first = set()
+        first, hand = set(), hand_graded_points(nb)
         for (exercise, kind), cell in parts.items():
-            self._write(cell, results[exercise], kind, with_header=exercise not in first)
+            self._write(cell, results[exercise], kind, with_header=exercise not in first,
+                        hand_points=hand)
             self._add_html(cell, results[exercise], kind, source, resources,
-                           with_header=exercise not in first)
+                           with_header=exercise not in first, hand_points=hand)
             first.add(exercise)
         nb.metadata[METADATA_KEY] = {"results": {ex: r.to_dict() for ex, r in results.items()}}
         resources[RESOURCES_KEY] = {"results": results}
@@ -382,14 +383,15 @@ class GradeWithAutograder(NbGraderPreprocessor):
 
     @staticmethod
     def _write(cell: NotebookNode, result: ExerciseResult, kind: Kind, *,
-               with_header: bool) -> None:
+               with_header: bool, hand_points: float = 0.0) -> None:
         """Replace ``cell``'s outputs by the report of part ``kind`` and its points, scaled to
-        the cell's points when the instructor changed them."""
+        the cell's points when the instructor changed them (the header names ``hand_points``,
+        the notebook's points graded by hand: :func:`hand_graded_points`)."""
         points, max_points = part_points(result, kind)
         cell_points = float(cell.metadata.nbgrader.get("points", 0.0))
         score = points if max_points == cell_points else (
             points / max_points * cell_points if max_points else 0.0)
-        text = render_part(result, kind, with_header=with_header)
+        text = render_part(result, kind, with_header=with_header, hand_points=hand_points)
         if score != points:
             text += f"(scaled to this cell's {cell_points:g} points: {score:g})\n"
         cell.execution_count = None
@@ -401,7 +403,7 @@ class GradeWithAutograder(NbGraderPreprocessor):
 
     def _add_html(self, cell: NotebookNode, result: ExerciseResult, kind: Kind,
                   source: Source | None, resources: ResourcesDict, *,
-                  with_header: bool = False) -> None:
+                  with_header: bool = False, hand_points: float = 0.0) -> None:
         """Make the text report of part ``kind`` (the ``stream`` output :meth:`_write` wrote)
         one ``display_data`` output that holds it twice over: as ``text/plain`` and as the
         student's HTML report (``text/html``: :func:`autograder.report.html.render_part_fragment`,
@@ -412,7 +414,8 @@ class GradeWithAutograder(NbGraderPreprocessor):
         draw the HTML costs the picture, never the grade: it is logged and the cell keeps its
         text and points."""
         try:
-            fragment = render_part_fragment(result, kind, source, with_header=with_header)
+            fragment = render_part_fragment(result, kind, source, with_header=with_header,
+                                            hand_points=hand_points)
         except Exception as exc:  # noqa: BLE001  (a picture is never worth a grade)
             self.log.warning("%s: no HTML report for the %s part: %s: %s",
                              self._name(resources), kind.value, type(exc).__name__, exc)
@@ -421,6 +424,23 @@ class GradeWithAutograder(NbGraderPreprocessor):
         html = nbformat.v4.new_output("display_data", data={"text/html": fragment,
                                                             "text/plain": text})
         cell.outputs = [html] + [o for o in cell.outputs if o.output_type != "stream"]
+
+
+def hand_graded_points(nb: NotebookNode) -> float:
+    """The points of ``nb``'s cells that nbgrader leaves to a person: its manually graded
+    answers (a grade cell that is also a solution cell, a written answer of a one-notebook
+    exercise) and its manually graded tasks. nbgrader adds them to the notebook's maximum
+    (``Score: 55 / 105``); kernelgrade's grade cells hold only the autograder's 100, so their
+    header names these (:func:`autograder.report.parts.total_line`). A cell whose points do
+    not read as a number counts 0."""
+    total = 0.0
+    for cell in nb.cells:
+        if (utils.is_grade(cell) and utils.is_solution(cell)) or utils.is_task(cell):
+            try:
+                total += max(float(cell.metadata.nbgrader.get("points", 0.0) or 0.0), 0.0)
+            except (TypeError, ValueError):
+                continue
+    return round(total, 4)
 
 
 #: Exit status of ``nbgrader autograde`` when the pre-check fails: a fault of the grader's setup.

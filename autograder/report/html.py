@@ -22,7 +22,7 @@ import jinja2
 
 from .. import exercises
 from autograder.batch.discovery import ROUTINE_KINDS
-from .parts import part_rows, part_tests, part_title, where
+from .parts import part_rows, part_tests, part_title, total_line
 from autograder.wire.results import ExerciseResult, Kind, Status, TestResult
 from . import charts
 
@@ -223,7 +223,7 @@ GRADED_HOW = ("Graded outside this notebook: your code cells in order, in a sepa
 
 
 def render_part_fragment(result: ExerciseResult, kind: str | Kind, source=None, *,
-                         with_header: bool = False) -> str:
+                         with_header: bool = False, hand_points: float = 0.0) -> str:
     """The student's HTML of one part of ``result`` (``correctness``, ``concept`` or
     ``timing``), for an nbgrader grade cell's ``text/html`` output: one ``<div
     class="kg-report">`` (no ``<html>`` or ``<head>``) with its own CSS scoped to that class
@@ -238,8 +238,9 @@ def render_part_fragment(result: ExerciseResult, kind: str | Kind, source=None, 
     there is none. ``source``: the submission's :class:`autograder.source.submission.Source` (None:
     no source lines). ``with_header`` (the exercise's first grade cell): first the total, the
     device, how the notebook was graded and the student's notes (``result.notes``, never the
-    instructor's), as the text report's header says them. Raises ``ValueError`` for an unknown
-    kind."""
+    instructor's), as the text report's header says them (``hand_points``, the notebook's
+    points graded by hand, named in its first line: :func:`autograder.report.parts.total_line`).
+    Raises ``ValueError`` for an unknown kind."""
     kind = Kind(kind)
     shown = [t for t in part_tests(result, kind)
              if not (t.kind is Kind.CORRECTNESS and t.visibility == "hidden")]
@@ -248,10 +249,8 @@ def render_part_fragment(result: ExerciseResult, kind: str | Kind, source=None, 
                     for name, t, message in part_rows(result, kind)]
     view["title"] = part_title(result, kind)  # with the part's own provisional note
     if with_header:
-        note = result.provisional_note
-        view.update(summary=f"{result.exercise}: {result.score:g} / {result.max_score:g} points "
-                            f"in all, graded on {where(result)}" + (f" ({note})" if note else ""),
-                    graded_how=GRADED_HOW, notes=list(result.notes))
+        view.update(summary=total_line(result, hand_points), graded_how=GRADED_HOW,
+                    notes=list(result.notes))
     css = _ENV.loader.get_source(_ENV, "style.css")[0]
     return _ENV.get_template("fragment.html").render(
         **view, scope=FRAGMENT_CLASS, css=scoped_css(css, FRAGMENT_CLASS))

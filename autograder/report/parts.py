@@ -82,14 +82,31 @@ def where(result: ExerciseResult) -> str:
     return "the CUDA simulator" if result.device == "sim" else result.device.partition(":")[2]
 
 
-def header(result: ExerciseResult, *, reveal_hidden: bool) -> str:
-    """The lines that open the first grade cell of an exercise: the total, the device, the
-    provisional note, how the code was graded (or, with ``reveal_hidden``, the seed to replay
-    the run), and the grader's notes (with ``reveal_hidden``, the instructor's notes too: the
-    sandbox mode, the statements it skipped)."""
+def total_line(result: ExerciseResult, hand_points: float = 0.0) -> str:
+    """The first line of an exercise's report in a grade cell: its points, the device and the
+    provisional note, ``"block_sum: 55 / 100 points in all, graded on the CUDA simulator
+    (provisional: 45 points need a GPU)"``. ``hand_points`` (> 0: the points of the
+    notebook's cells graded by hand, nbgrader's written answers and tasks, which nbgrader adds
+    to the notebook's maximum) makes it say that the points are the autograder's and that the
+    hand-graded ones come on top: ``"55 / 100 points from the autograder's tests, ...; the
+    written answers (5 points) are graded by hand"``, so it does not contradict nbgrader's
+    ``/ 105``."""
     note = result.provisional_note
-    lines = [f"{result.exercise}: {result.score:g} / {result.max_score:g} points in all, graded "
-             f"on {where(result)}" + (f" ({note})" if note else "")]
+    graded = (f"graded on {where(result)}" + (f" ({note})" if note else ""))
+    if hand_points > 0:
+        return (f"{result.exercise}: {result.score:g} / {result.max_score:g} points from the "
+                f"autograder's tests, {graded}; the written answers ({hand_points:g} points) "
+                "are graded by hand")
+    return f"{result.exercise}: {result.score:g} / {result.max_score:g} points in all, {graded}"
+
+
+def header(result: ExerciseResult, *, reveal_hidden: bool, hand_points: float = 0.0) -> str:
+    """The lines that open the first grade cell of an exercise: the total, the device, the
+    provisional note (:func:`total_line`, which names ``hand_points``, the notebook's points
+    graded by hand, when there are any), how the code was graded (or, with ``reveal_hidden``,
+    the seed to replay the run), and the grader's notes (with ``reveal_hidden``, the
+    instructor's notes too: the sandbox mode, the statements it skipped)."""
+    lines = [total_line(result, hand_points)]
     if not reveal_hidden:
         lines.append("Graded outside this notebook: your code cells in order, in a separate "
                      "process with time limits (test cells and magics left out).")
@@ -136,14 +153,16 @@ def part_rows(result: ExerciseResult, kind: str | Kind, *, reveal_hidden: bool =
 
 
 def render_part(result: ExerciseResult, kind: str | Kind, *, with_header: bool = False,
-                reveal_hidden: bool = False) -> str:
+                reveal_hidden: bool = False, hand_points: float = 0.0) -> str:
     """The text of the grade cell of part ``kind`` (``correctness``, ``concept`` or ``timing``):
     its points (with ``"provisional: N points need a GPU"`` when some of them were skipped) and
-    one line per test. ``with_header`` puts :func:`header` first. Without ``reveal_hidden``,
+    one line per test. ``with_header`` puts :func:`header` first (``hand_points``: the
+    notebook's points graded by hand, which it names). Without ``reveal_hidden``,
     hidden correctness tests read ``hidden test 3`` and a few words on how they ended. Raises
     ``ValueError`` for an unknown kind."""
     lines = [part_title(result, kind)]
     lines += [_line(t, name, message)
               for name, t, message in part_rows(result, kind, reveal_hidden=reveal_hidden)]
     text = "\n".join(lines) + "\n"
-    return (header(result, reveal_hidden=reveal_hidden) + "\n" + text) if with_header else text
+    return (header(result, reveal_hidden=reveal_hidden, hand_points=hand_points) + "\n" + text
+            if with_header else text)

@@ -14,6 +14,7 @@ total).
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import subprocess
@@ -275,5 +276,15 @@ def test_export_and_feedback_count_the_written_answers_points(walked):
     feedback = (course / "feedback" / "ada" / walked["assignment"] / f"{NAME}.html").read_text()
     assert f'<a href="#{ANSWER_ID}">Written response</a> (Score: 0.0 / 5.0)' in feedback
     assert "/ 105.0" in feedback
+    # the grade cell's own total, beside nbgrader's "/ 105", names the points graded by hand
+    total = "points from the autograder's tests, graded on"
+    said = "; the written answers (5 points) are graded by hand"
+    page = html.unescape(feedback)
+    assert total in page and said in page, page  # the HTML report
+    assert "points in all" not in page, page
+    graded = nbb.read(course / "autograded" / "ada" / walked["assignment"] / f"{NAME}.ipynb")
+    [first] = [c for c in graded.cells if c.get("id") == f"{NAME}-hidden-correctness"]
+    text = first.outputs[0]["data"]["text/plain"]  # the text report, as a terminal shows it
+    assert total in text.splitlines()[0] and said in text.splitlines()[0], text
     # a rebuild from the course's own copy finds the notebook there
     assert (course / "instructor" / "solutions" / f"{NAME}.ipynb").is_file()
