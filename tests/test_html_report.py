@@ -295,6 +295,22 @@ def test_page_names_of_keys_that_differ_only_in_accents_or_symbols_never_collide
     assert html.page_name("josé/occupancy") == html.page_name("josé/occupancy")
 
 
+def test_no_caption_of_pictures_where_no_case_has_one():
+    """A case the race verdict failed, or one that raised, has no heatmap: the page says
+    nothing of pictures above its card (the walk-through of issue 32 found the caption over
+    a race's cards alone)."""
+    race = ("counted as failed: WAR race on shared array sums (sums[1]): read at line 16 by "
+            "thread (0, 0, 0), write at line 16 by thread (1, 0, 0)")
+    case = _test("public: n 100", Kind.CORRECTNESS, Status.FAILED, 0, 5, race)
+    case.visibility = "public"  # the grade cell's fragment shows a card for public cases only
+    r = ExerciseResult("block_sum", "x.py", "sim", [case])
+    for page in (html.render_result(r), html.render_part_fragment(r, "correctness")):
+        assert "What went wrong" in page and "WAR race on shared array sums" in page
+        assert images(page) == [] and "Each picture" not in page
+    with_picture = html.render_result(wrong())
+    assert len(images(with_picture)) == 1 and "Each picture is an output array" in with_picture
+
+
 def test_the_heatmaps_caption_names_the_exercises_own_output():
     """Issue 32, item 19: the words above the heatmaps name the exercise's own output arrays and
     its layout, never the matmul's tiles and phases."""
