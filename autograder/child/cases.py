@@ -287,8 +287,12 @@ def sampled_blocks(grid_dim, max_blocks: int | None, draw: float | None) -> list
     bounds are crossed), the first, the blocks last in one dimension, then evenly spaced ones
     (:func:`autograder.instrument.launch.select_blocks`), ``max_blocks - 1`` of them, and one
     more chosen by ``draw`` (in [0, 1), drawn from the grading's secret seed) among the blocks
-    left, so no block is known to go unwatched. Without a draw (or with ``max_blocks`` 1), the
-    first ``max_blocks`` edge blocks."""
+    left, so no block is known to go unwatched, with its neighbours: the blocks before and
+    after it in every grid dimension (up to ``2 * 3`` more). A block then never runs without the
+    blocks it may hand data to or take data from beside it: a read of what its predecessor
+    stored, or a store to an element a neighbour also stores, is seen as the cross-block race it
+    is on a GPU, and a kernel cannot tell the sampled launch by a neighbour that did not run.
+    Without a draw (or with ``max_blocks`` 1), the first ``max_blocks`` edge blocks."""
     import numpy as np
 
     from ..instrument.launch import select_blocks
@@ -303,7 +307,14 @@ def sampled_blocks(grid_dim, max_blocks: int | None, draw: float | None) -> list
     fixed = edges[:max_blocks - 1] if draw is not None else edges[:max_blocks]
     if draw is not None:
         rest = [b for b in every if b not in set(fixed)]
-        fixed.append(rest[min(len(rest) - 1, int(float(draw) * len(rest)))])
+        drawn = rest[min(len(rest) - 1, int(float(draw) * len(rest)))]
+        fixed.append(drawn)
+        for d, n in enumerate(grid_dim):
+            for step in (-1, 1):
+                if 0 <= drawn[d] + step < n:
+                    near = tuple(c + step if e == d else c for e, c in enumerate(drawn))
+                    if near not in fixed:
+                        fixed.append(near)
     order = {b: i for i, b in enumerate(every)}
     return sorted(fixed, key=order.__getitem__)
 
