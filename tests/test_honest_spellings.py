@@ -54,15 +54,16 @@ def _assert_graded_as_the_solution(result) -> None:
 # -- end to end: the same grade as the instructor's solution ------------------------------------
 
 @pytest.mark.parametrize("name", ["device_function", "spellings", "codegen_options",
-                                  "jit_cache", "device_keywords", "cache_hints"])
+                                  "jit_cache", "device_keywords", "cache_hints",
+                                  "libdevice"])
 def test_honest_spellings_get_the_solutions_grade(name):
     """Device functions (the compile check needed a driver), ``numba.cuda.grid``,
     ``nb.cuda.threadIdx``, ``from numba.cuda import grid, syncthreads`` (AttributeError or
     ImportError on the simulator), ``cuda.jit(sig, lineinfo=True, max_registers=64)`` (the
     simulator's jit refused the options), ``cuda.jit(cache=True)`` (the loader refused it), a
     device function called with keyword arguments (the simulator took positional ones only),
-    ``cuda.ldcg`` and ``stwt`` (None on the simulator): each is graded as the instructor's
-    kernel."""
+    ``cuda.ldcg`` and ``stwt`` (None on the simulator), ``libdevice.fmaf`` and ``fadd_rn`` (stubs
+    returning None there): each is graded as the instructor's kernel."""
     _assert_graded_as_the_solution(graded_once(HONEST / f"{name}.py", "block_sum"))
 
 
@@ -282,3 +283,38 @@ def test_a_function_returning_numpys_numbers_sends_python_numbers(monkeypatch):
     errors = [r for r in sent if type(r).__name__ == "Error"]
     assert [e.id for e in errors] == ["c4"] and "must return a number, got bool" in \
         errors[0].message
+
+
+# -- libdevice on the simulator -------------------------------------------------------------------
+
+def test_libdevice_computes_as_a_gpu_or_is_the_simulators_limit():
+    """Numba's simulator has libdevice's documentation stubs only (None for every call: NaN
+    outputs blamed on the kernel, red team g7). The simulator's functions compute in the
+    function's precision with IEEE results where Python's ``math`` raises, and what they do not
+    compute is the grader's limit."""
+    import math
+
+    import numpy as np
+
+    from autograder.simulator.adapter import SimulatorLimit
+    from autograder.simulator.libdevice import functions
+
+    f = functions(["fmaf", "fma", "sinf", "sin", "logf", "sqrt", "fadd_rn", "fadd_ru", "popc",
+                   "clz", "float2int_rn", "float_as_int", "isnanf", "roundf", "j0", "tgamma"])
+    r = f["fmaf"](np.float32(1.5), np.float32(2.0), np.float32(0.25))
+    assert type(r) is np.float32 and r == np.float32(3.25)
+    assert f["fma"](0.1, 10.0, -1.0) == 5.551115123125783e-17   # one rounding, not two (0.0)
+    assert type(f["sinf"](np.float32(1.0))) is np.float32 and type(f["sin"](1.0)) is float
+    assert f["sinf"](np.float32(1.0)) == np.sin(np.float32(1.0))
+    assert f["logf"](np.float32(0.0)) == -np.inf and math.isnan(f["sqrt"](-1.0))
+    assert f["tgamma"](-1.0) != f["tgamma"](-1.0)   # NaN at a pole, no ValueError
+    assert f["fadd_rn"](np.float32(1.0), np.float32(2.0)) == np.float32(3.0)
+    assert (f["popc"](-1), f["clz"](1), f["float2int_rn"](2.5), f["float_as_int"](1.0)) == \
+        (32, 31, 2, 0x3F800000)
+    assert f["isnanf"](np.float32("nan")) == 1 and f["roundf"](np.float32(0.49999997)) == 0.0
+    for name in ("fadd_ru", "j0"):
+        with pytest.raises(SimulatorLimit, match=f"libdevice.{name} is not run by Numba's CUDA "
+                                                  "simulator"):
+            f[name](1.0, 2.0)
+    assert judge.simulator_limit(f"SimulatorLimit: tid=[0, 0, 0] ctaid=[0, 0, 0]: libdevice.j0 "
+                                 "is not run by Numba's CUDA simulator") is not None

@@ -57,10 +57,11 @@ ALWAYS_REFUSED = frozenset({"pickle.find_class"})
 HELD_READS = frozenset({"f_code"})
 
 #: The instrumentation's modules whose code a kernel's body calls with its own values (its
-#: arrays' elements and indexes, its math functions' arguments). The scheduler, which runs the
-#: kernel and its barriers, and the memory model (its lazy imports of Numba's modules) stay
-#: the grader's.
-KERNEL_SIDE = frozenset({"autograder.instrument.proxies", "autograder.instrument.taint"})
+#: arrays' elements and indexes, its math functions' arguments), and the simulator's libdevice
+#: functions (its arguments). The scheduler, which runs the kernel and its barriers, and the
+#: memory model (its lazy imports of Numba's modules) stay the grader's.
+KERNEL_SIDE = frozenset({"autograder.instrument.proxies", "autograder.instrument.taint",
+                         "autograder.simulator.libdevice"})
 
 _IMPORTLIB = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>",
               "<frozen zipimport>")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import math
 import traceback
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -120,6 +121,43 @@ def _unwritten(rec) -> list[dict]:
     return sorted(found.values(), key=lambda e: (e.get("file", ""), e["line"], e["array"]))
 
 
+@contextmanager
+def _libdevice_keeping_taint(functions):
+    """For the launch, the simulator's libdevice functions (:mod:`autograder.simulator.libdevice`,
+    on ``numba.cuda.libdevice`` and where the kernel or a device function imported one by name:
+    the globals of ``functions``) keep their arguments' taint, as ``math``'s do
+    (:func:`taint.swapped_math`): ``libdevice.fmaf(a, b, acc)`` depends on a, b and acc. Put
+    back afterwards."""
+    import sys
+
+    from autograder.simulator import libdevice
+
+    module = sys.modules.get("numba.cuda.libdevice")
+    ours = {name: fn for name, fn in vars(module).items() if not name.startswith("_")
+            and getattr(fn, "__module__", None) == libdevice.__name__} if module else {}
+    wrapped = {id(fn): taint._wrap_function(fn) for fn in ours.values()}
+    by_id = {id(fn): fn for fn in ours.values()}
+    saved = []
+    try:
+        for name, fn in ours.items():
+            saved.append((vars(module), name, fn))
+            setattr(module, name, wrapped[id(fn)])
+        seen = set()
+        for f in functions:
+            globs = getattr(f, "__globals__", None)
+            if globs is None or id(globs) in seen:
+                continue
+            seen.add(id(globs))
+            for name, value in list(globs.items()):
+                if id(value) in by_id and by_id[id(value)] is value:
+                    saved.append((globs, name, value))
+                    globs[name] = wrapped[id(value)]
+        yield
+    finally:
+        for namespace, name, value in reversed(saved):
+            namespace[name] = value
+
+
 def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None = None,
                         dynshared: int = 0, blocks: list | None = None) -> dict:
     """Launch ``kernel[griddim, blockdim](*args)`` on the simulator, instrumented; see the
@@ -149,7 +187,8 @@ def instrumented_launch(kernel, griddim, blockdim, args, max_blocks: int | None 
     try:
         with sim.push_kernel_context(module), sim.swapped_cuda_module(fn, module), \
                 swapped_device_functions(py_func, rec) as devices, \
-                taint.swapped_math([fn, *devices]), taint.recording(rec):
+                taint.swapped_math([fn, *devices]), _libdevice_keeping_taint([fn, *devices]), \
+                taint.recording(rec):
             kargs = _kernel_args(args, code.co_varnames[:code.co_argcount], rec, writebacks)
             runner = BlockRunner(fn, block_dim, rec)
             try:

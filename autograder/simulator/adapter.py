@@ -39,8 +39,9 @@ def prepare_simulator() -> None:
     (:func:`negative_shape_indices`), give kernels ``numba.cuda``'s kernel API under every
     spelling a GPU accepts (:func:`kernel_api_spellings`) and let ``cuda.jit`` take the options
     a GPU takes (:func:`gpu_jit_options`), and let a kernel call a device function with keyword
-    arguments (:func:`device_calls_with_keywords`) and load and store through numba-cuda's cache
-    hints (:func:`cache_hints`). Idempotent; called before the submission is
+    arguments (:func:`device_calls_with_keywords`), load and store through numba-cuda's cache
+    hints (:func:`cache_hints`) and call libdevice's functions (:func:`libdevice_functions`).
+    Idempotent; called before the submission is
     imported (``from numba.cuda import grid`` is an import)."""
     sys.setswitchinterval(SIM_SWITCH_INTERVAL)
     lanes_in_turn()
@@ -50,6 +51,7 @@ def prepare_simulator() -> None:
     gpu_jit_options()
     device_calls_with_keywords()
     cache_hints()
+    libdevice_functions()
 
 
 #: The simulator's classes and functions that other modules use, by the name they are used
@@ -526,3 +528,26 @@ def cache_hints() -> None:
                 setattr(module, name, op)
             if getattr(kernelapi.FakeCUDAModule, name, None) is None:
                 setattr(kernelapi.FakeCUDAModule, name, op)
+
+
+# -- libdevice ----------------------------------------------------------------------------------------
+
+def libdevice_functions() -> None:
+    """Give the simulator's ``numba.cuda.libdevice`` the functions of
+    :mod:`autograder.simulator.libdevice` in place of its documentation stubs, which return None
+    (numba-cuda 0.30.4): an honest kernel calling ``libdevice.fmaf`` computed NaN and was told
+    its outputs were wrong. Each function computes what the GPU does or raises
+    :class:`SimulatorLimit`. Idempotent."""
+    import types
+
+    import numba.cuda.libdevice as module
+
+    from autograder.simulator.libdevice import functions
+
+    if getattr(module, "_kernelgrade", False):
+        return
+    names = [n for n, v in vars(module).items() if not n.startswith("_")
+             and isinstance(v, types.FunctionType) and v.__module__ == module.__name__]
+    for name, fn in functions(names).items():
+        setattr(module, name, fn)
+    module._kernelgrade = True
