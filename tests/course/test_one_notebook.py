@@ -264,6 +264,10 @@ def test_autograde_grades_the_kernel_and_leaves_the_written_answer_to_formgrader
         else:
             assert correctness.auto_score == correctness.max_score == 60.0
         assert grades[f"{NAME}-hidden-concept"].auto_score == 15.0
+        # kernelgrade's note goes under the code, not in the written answer's comment box
+        comments = {c.name: c.auto_comment or "" for c in sub.comments}
+        assert comments[f"{NAME}-cell-3"].startswith(f"{NAME}: "), comments
+        assert f"{NAME}: " not in comments[ANSWER_ID], comments
 
 
 def test_export_and_feedback_count_the_written_answers_points(walked):
