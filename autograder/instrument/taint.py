@@ -25,8 +25,9 @@ int never wraps, a Python float raises on overflow), and NumPy treats it as the 
 (``__array_ufunc__``: ``int32 + int`` stays ``int32``). ``type(v)`` in the kernel gives the
 plain type (:func:`swapped_math`).
 
-Limits: a dependence through a comparison (``if s[k] > 0:``), ``float()``/``int()`` or a
-function not wrapped here is not followed; ``x * 0`` still depends on ``x``. The bits are
+Limits: a dependence through a comparison (``if s[k] > 0:``), a NumPy cast (``np.float32(a)``;
+Numba's, ``float32(a)``, keep the taint in the launch: :func:`swapped_math`), ``float()``/``int()``
+or a function not wrapped here is not followed; ``x * 0`` still depends on ``x``. The bits are
 only as exact as "the value was computed from": they judge how an output was made, the outputs
 themselves are judged by value elsewhere.
 """
@@ -276,8 +277,10 @@ def swapped_math(functions):
     """For the launch, the ``math`` module (and functions imported from it, ``from math import
     sqrt``) in the globals of ``functions`` (the kernel's and its device functions' Python
     functions) are replaced by taint-keeping ones, and ``type`` by one that gives a tainted
-    value's plain type; put back afterwards."""
-    saved = []
+    value's plain type; Numba's scalar types cast keeping the taint (``float32(a)`` depends on
+    ``a``: ``cast_python_value`` of ``types.Integer``, ``Float``, ``Complex``). Put back
+    afterwards."""
+    saved, patched = [], []
     seen = set()
     try:
         for fn in functions:
@@ -296,8 +299,14 @@ def swapped_math(functions):
             if "type" not in globs:   # type(v) of a tainted value: its plain type
                 saved.append((globs, "type", _MISSING))
                 globs["type"] = _plain_type
+        for cls in _casting_types():   # float32(a), int32(i): the cast keeps a's taint
+            cast = vars(cls)["cast_python_value"]
+            patched.append((cls, cast))
+            cls.cast_python_value = _taint_keeping_cast(cast)
         yield
     finally:
+        for cls, cast in reversed(patched):
+            cls.cast_python_value = cast
         for globs, name, value in reversed(saved):
             if value is _MISSING:
                 globs.pop(name, None)
@@ -306,6 +315,29 @@ def swapped_math(functions):
 
 
 _MISSING = object()
+
+
+def _casting_types() -> list[type]:
+    """Numba's scalar type classes whose instances cast when called (``float32(a)``,
+    ``int32(i)``: ``Type.__call__`` -> ``cast_python_value``)."""
+    from numba.core import types
+
+    return [c for c in (types.Integer, types.Float, types.Complex)
+            if "cast_python_value" in vars(c)]
+
+
+def _taint_keeping_cast(cast):
+    """``cast`` (a Numba type's ``cast_python_value``) whose result keeps its argument's taint."""
+
+    def cast_keeping_taint(self, value):
+        r = cast(self, value)
+        t = type(value)
+        if t in TAINTED:
+            return tainted(r, value._d, value._c, value._h)
+        return r
+
+    cast_keeping_taint.__wrapped__ = cast
+    return cast_keeping_taint
 
 
 def _plain_type(*args):

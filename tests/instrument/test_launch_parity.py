@@ -39,3 +39,20 @@ def test_the_kernel_sees_the_same_values_in_both_launches(sim_only):
     r = instrumented_launch(kernel, 1, 32, [x, analysed])
     assert r["error"] is None
     np.testing.assert_array_equal(analysed, graded)
+
+
+def test_numba_s_scalar_casts_keep_the_taint_in_the_analysed_launch_only():
+    """``float32(a)`` of a loaded ``a`` still depends on ``a`` (a cast no longer launders a
+    thread's own load into a value that seems to come from shared memory), and its type is
+    the plain one; outside the launch Numba's cast is as it was."""
+    from numba import float32, int32
+
+    from autograder.instrument.taint import _plain_type, swapped_math
+
+    a = tainted(np.float32(2.5), 1, 4, 0)
+    with swapped_math([]):
+        c = float32(a)
+        assert taint(c) == (1, 4, 0) and _plain_type(c) is np.float32 and c == np.float32(2.5)
+        assert taint(int32(a)) == (1, 4, 0) and _plain_type(int32(a)) is np.int32
+        assert taint(float32(0.0)) is None
+    assert taint(float32(a)) is None
