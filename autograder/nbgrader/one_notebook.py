@@ -290,6 +290,12 @@ def build_source_notebook(name: str) -> nbformat.NotebookNode:
         raise FileNotFoundError(f"{name} has no notebook at "
                                 f"{exercises.solution_folders(name)[0] / (name + '.ipynb')}")
     text_file = exercises.folder(name) / exercises.NOTEBOOK
+    if text_file.is_file() and exercises.is_builtin(name):  # not the instructor's to remove
+        raise nba.AuthoringError(
+            f"{name} has both {text_file} and {path}: {name} is a built-in exercise, whose "
+            f"text is kernelgrade's {text_file.name}. To author it as one notebook, copy its "
+            f"exercise.py into a folder of your own assignments (DIR/{name}/exercise.py, no "
+            f"{text_file.name}) and build with --assignments DIR")
     if text_file.is_file():
         raise nba.AuthoringError(f"{name} has both {text_file} and {path}: the notebook holds "
                                  f"the task text too; remove {text_file.name}")

@@ -166,6 +166,27 @@ def test_an_exercise_has_notebook_py_or_the_notebook_not_both(course_folder):
         build_source_notebook(NAME)
 
 
+def test_a_built_in_exercise_says_how_to_author_it_as_one_notebook(tmp_path):
+    """The instructor of the walk-through (issue 32) put block_sum.ipynb beside the built-in
+    block_sum's solution: kernelgrade's own notebook.py is not theirs to remove, so the message
+    says what to do instead, and doing it builds."""
+    _copy_fixture(tmp_path / "course")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(exercises, "_ADDED", [])
+        mp.setattr(exercises, "_LOADED", {})
+        mp.delenv(exercises.ASSIGNMENTS_ENV, raising=False)
+        mp.setenv(exercises.SOLUTIONS_ENV, str(tmp_path / "course" / "solutions"))
+        assert exercises.is_builtin(NAME)
+        with pytest.raises(AuthoringError) as refused:
+            build_source_notebook(NAME)
+        said = str(refused.value)
+        assert "built-in exercise" in said and "--assignments DIR" in said, said
+        assert f"DIR/{NAME}/exercise.py" in said and "remove" not in said, said
+        exercises.add_folder(tmp_path / "course" / "assignments")  # as the message says
+        nb = build_source_notebook(NAME)
+        assert any(c.get("id") == ANSWER_ID for c in nb.cells)
+
+
 def test_new_writes_a_one_notebook_starter_that_builds(tmp_path):
     written = write_starter("scale_nb", tmp_path / "assignments", notebook=True)
     assert tmp_path / "solutions" / "scale_nb.ipynb" in written
