@@ -119,8 +119,9 @@ README_TEMPLATE = """\
 
 Written by `autograder course build`: each `source/` notebook is built from its assignment's
 folder (`assignments/<name>/`: `notebook.py` and `exercise.py`) and the instructor's
-`solutions/<name>.py`, copied to `instructor/solutions/` (a course's own assignments to
-`instructor/assignments/`).
+`solutions/<name>.py`, or from the one notebook `solutions/<name>.ipynb` where the instructor
+wrote one (skeleton, written answers); the solutions are copied to `instructor/solutions/` (a
+course's own assignments to `instructor/assignments/`).
 Run the commands below in this folder, with the Python environment where kernelgrade and
 nbgrader are installed *activated* (this course was built with the one at `{prefix}`):
 nbgrader runs `alembic` from `PATH`, and nbgrader must be able to `import autograder`.
