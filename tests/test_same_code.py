@@ -93,6 +93,31 @@ def test_the_loader_keeps_honest_code(src):
     assert "k" in ns
 
 
+def test_what_cuda_jit_returns_is_called_on_a_function_of_the_file_only():
+    """``k = cuda.jit()(f)`` and ``cuda.jit("void(...)")(f)`` are ``@cuda.jit`` spelled as a call
+    (the loader skipped them: "calling `cuda.jit()` is not run", red team g2); the decorator
+    takes one function of this file, nothing else."""
+    from autograder.simulator import adapter
+
+    ns, skipped = _run(
+        "def f(A, B):\n    B[0] = A[0]\n"
+        "k = cuda.jit()(f)\n"
+        'k_sig = cuda.jit("void(float32[:], float32[:])", cache=True)(f)\n'
+        "device = cuda.jit(device=True)\n"
+        "d = device(f)\n"
+        "bad_library = cuda.jit()(np.sum)\n"
+        "bad_builtin = device(max)\n"
+        "bad_kernel = cuda.jit()(k)\n"
+        "bad_two = cuda.jit()(f, f)\n"
+        "bad_keyword = cuda.jit()(func=f)\n")
+    for name in ("k", "k_sig", "d"):
+        assert type(ns[name]) is adapter.FakeCUDAKernel and ns[name].py_func is ns["f"], name
+    assert ns["d"]._device and not ns["k"]._device
+    reasons = {s.reason for s in skipped}
+    assert not any(n.startswith("bad") for n in ns) and len(skipped) == 5, reasons
+    assert all("cuda.jit(...) is called on" in r for r in reasons), reasons
+
+
 def _source(n: int) -> Source:
     return Source(path="s.py", text="\n".join(f"X{i} = {i}" for i in range(n)),
                   origins=[(None, i + 1) for i in range(n)])

@@ -17,7 +17,8 @@ could be trusted. So the child runs, in order, only:
   and calls of an allow-listed set of pure functions (``int``, ``min``, ``math.*``, NumPy and
   Numba type constructors, a few NumPy array constructors, ``cuda.jit``);
 * ``def`` statements, whose decorators must be ``cuda.jit`` (with literal options from an
-  allow-list, and string signatures checked against a signature grammar), whose default values
+  allow-list, and string signatures checked against a signature grammar; ``cuda.jit(...)(f)``
+  on a function of the file is the same decorator), whose default values
   must be constant expressions, and whose annotations are dropped. Function bodies are compiled,
   not run.
 
@@ -164,6 +165,7 @@ class _Evaluator:
 
     def __init__(self, ns: dict, kinds: _Kinds, lazy: bool = False):
         self.ns, self.k, self.lazy = ns, kinds, lazy
+        self.decorators: dict[int, object] = {}   # what cuda.jit(...) returned, by id
 
     def data(self, node):
         v = self.eval(node)
@@ -278,6 +280,8 @@ class _Evaluator:
         k = self.k
         if func is k.jit:
             return self._jit_call(node)
+        if self.decorators.get(id(func)) is func:
+            return self._decorate(func, node)
         allowed = func in k.callables if _hashable(func) else False
         if not (allowed or isinstance(func, k.Type)):
             raise Disallowed(f"calling `{ast.unparse(node.func)}` is not run")
@@ -331,7 +335,21 @@ class _Evaluator:
             value = self.data(kw.value)
             if kw.arg not in DROPPED_JIT_OPTIONS:
                 kwargs[kw.arg] = value
-        return self.k.jit(*args, **kwargs)
+        made = self.k.jit(*args, **kwargs)
+        if callable(made) and not self.k.is_kernel(made):   # a decorator: cuda.jit(sig)
+            self.decorators[id(made)] = made
+        return made
+
+    def _decorate(self, decorator, node):
+        """``cuda.jit(...)(f)``: the decorator ``cuda.jit(...)`` returned, called on one
+        function of this file, as ``@cuda.jit(...)`` above its ``def`` would be."""
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            raise Disallowed(f"`{ast.unparse(node)}`: cuda.jit(...) is called on one function")
+        fn = self.eval(node.args[0])
+        if not self.k.is_student_function(fn):
+            raise Disallowed(f"`{ast.unparse(node)}`: cuda.jit(...) is called on a function "
+                             "defined in this file")
+        return decorator(fn)
 
     def _signature(self, v, node):
         if isinstance(v, str):
