@@ -20,7 +20,9 @@ of one block, one barrier interval), and across blocks (``"scope": "grid"``): tw
 different blocks to one element, at least one a store or an atomic and not two atomics that
 cannot race (above), are a race unless a fence protocol orders them; an atomic whose value is
 used against another block's atomic change is ordered when that change was a release (its thread
-fenced before it: a grid barrier's arrival, a ticket taken after the block fenced its results). The simulator runs blocks one after another, so the
+fenced before it: a grid barrier's arrival, a lock's release, a ticket taken after the block
+fenced its results); the change compared is each earlier block's last one (what the atomic read
+in the simulator's order). The simulator runs blocks one after another, so the
 serial order proves nothing: only the protocol does. Block X's access *a* happens before block
 Y's access *b* when X releases and Y acquires through one element S:
 
@@ -224,7 +226,8 @@ class GlobalRaces(Analysis):
         self._hist = {}       # element key -> {block number: [write, reads, atomics]}
         self._released = {}   # element key -> vector clock released through it
         self._blocks = []     # block number -> block index
-        self._atoms = {}      # element key -> [(block number, tid, site, note, released)]
+        self._atoms = {}      # element key -> [(block, tid, site, note, released)]: each
+        #                       earlier block's last atomic change of the element
         self._new_block()
 
     def _new_block(self):
@@ -235,7 +238,7 @@ class GlobalRaces(Analysis):
         self._bk = {}         # vector clock every thread of the block has (from barriers)
         self._fence = {}      # tid -> vector clock released by an atomic after its last fence
         self._cur = {}        # element key -> [write, reads, atomics] of this block
-        self._atoms_cur = {}  # element key -> {(site, note, released): (tid, ...)} of this block
+        self._atoms_cur = {}  # element key -> (tid, site, note, released): last atomic change
 
     # -- structure events ----------------------------------------------------------------------
     def episode(self, rec, episode, arrived, exited):
@@ -252,9 +255,8 @@ class GlobalRaces(Analysis):
                 self._hist[key] = {y: summary}
             else:
                 h[y] = summary
-        for key, kinds in self._atoms_cur.items():
-            self._atoms.setdefault(key, []).extend(
-                (y, tid, site, note, released) for (site, note, released), tid in kinds.items())
+        for key, (tid, site, note, released) in self._atoms_cur.items():
+            self._atoms.setdefault(key, []).append((y, tid, site, note, released))
         self._new_block()
 
     # -- the log ---------------------------------------------------------------------------------
@@ -305,21 +307,19 @@ class GlobalRaces(Analysis):
                 self._atomics_within_block(rec, log, notes, touched)
 
     def _atomic_across(self, rec, key, array, off, tid, site, note):
-        """An atomic of this block against earlier blocks' atomics on its element
-        (:func:`_atomics_race`): ordered when the one that changed the element was a release
-        (its thread had run a device-wide fence before it: a grid barrier's arrival, a ticket
-        taken after the block's results were fenced)."""
-        released = tid in self._fence
-        for x, tid0, site0, note0, released0 in self._atoms.get(key, ()):
-            hazard = _atomics_race(note0, note)
-            if hazard == "RAW" and not released0 or hazard == "WAR" and not released:
-                self._hazard(rec, array, off, (tid0, site0, ATOMIC, x), (tid, site, ATOMIC),
-                             "grid", hazard)
-                break
-        kinds = self._atoms_cur.get(key)
-        if kinds is None:
-            kinds = self._atoms_cur[key] = {}
-        kinds.setdefault((site, note, released), tid)
+        """An atomic of this block whose value is used, against the last atomic change of its
+        element in each earlier block (what it read, in the simulator's order;
+        :func:`_atomics_race`): ordered when that change was a release (its thread had run a
+        device-wide fence before it: a grid barrier's arrival, a lock's release, a ticket taken
+        after the block's results were fenced)."""
+        if note[2]:
+            for x, tid0, site0, note0, released0 in self._atoms.get(key, ()):
+                if not released0 and _atomics_race(note0, note) == "RAW":
+                    self._hazard(rec, array, off, (tid0, site0, ATOMIC, x),
+                                 (tid, site, ATOMIC), "grid", "RAW")
+                    break
+        if note[1]:
+            self._atoms_cur[key] = (tid, site, note, tid in self._fence)
 
     def _atomics_within_block(self, rec, log, notes, touched):
         """Atomics against atomics of other threads of the block, one interval."""

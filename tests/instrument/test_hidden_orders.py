@@ -61,3 +61,11 @@ def test_an_atomic_read_of_another_block_s_unreleased_change_races():
     races = [g for g in r["races"] if g["space"] == "global"]
     assert any(g["scope"] == "grid" and g["kind"] == "RAW"
                and g["second"]["block"][0] == g["first"]["block"][0] + 1 for g in races), races
+
+
+def test_a_lock_taken_with_compare_and_swap_and_fences_orders_the_blocks():
+    x, total = np.ones(96, np.float32), np.zeros(1, np.float32)
+    r = instrumented_launch(load(FILE).lock_protected_total, 3, 32,
+                            [x, total, np.zeros(1, np.int32)])
+    assert r["error"] is None and total[0] == 3
+    assert r["races"] == []

@@ -59,3 +59,16 @@ def atomic_chain_fenced(x, out):
         cuda.atomic.exch(out, i, prev + x[i])
     elif cuda.threadIdx.x == cuda.blockDim.x - 1:
         cuda.atomic.exch(out, i, x[i])
+
+
+@cuda.jit
+def lock_protected_total(x, total, lock):
+    """Thread 0 of each block adds the block's first element to a total under a lock taken with
+    compare-and-swap, fenced on both sides (a critical section): no race."""
+    if cuda.threadIdx.x == 0:
+        while cuda.atomic.compare_and_swap(lock, 0, 1) != 0:
+            pass
+        cuda.threadfence()
+        total[0] = total[0] + x[cuda.blockIdx.x * cuda.blockDim.x]
+        cuda.threadfence()
+        cuda.atomic.exch(lock, 0, 0)
