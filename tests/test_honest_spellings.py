@@ -55,7 +55,7 @@ def _assert_graded_as_the_solution(result) -> None:
 
 @pytest.mark.parametrize("name", ["device_function", "spellings", "codegen_options",
                                   "jit_cache", "device_keywords", "cache_hints",
-                                  "libdevice", "jit_called"])
+                                  "libdevice", "jit_called", "tuple_signature"])
 def test_honest_spellings_get_the_solutions_grade(name):
     """Device functions (the compile check needed a driver), ``numba.cuda.grid``,
     ``nb.cuda.threadIdx``, ``from numba.cuda import grid, syncthreads`` (AttributeError or
@@ -63,8 +63,9 @@ def test_honest_spellings_get_the_solutions_grade(name):
     simulator's jit refused the options), ``cuda.jit(cache=True)`` (the loader refused it), a
     device function called with keyword arguments (the simulator took positional ones only),
     ``cuda.ldcg`` and ``stwt`` (None on the simulator), ``libdevice.fmaf`` and ``fadd_rn`` (stubs
-    returning None there), ``cuda.jit(sig)(f)`` (the loader skipped the call): each is graded as
-    the instructor's kernel."""
+    returning None there), ``cuda.jit(sig)(f)`` (the loader skipped the call), a signature
+    string returning ``UniTuple(int64, 2)`` (refused): each is graded as the instructor's
+    kernel."""
     _assert_graded_as_the_solution(graded_once(HONEST / f"{name}.py", "block_sum"))
 
 

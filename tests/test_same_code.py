@@ -93,6 +93,28 @@ def test_the_loader_keeps_honest_code(src):
     assert "k" in ns
 
 
+@pytest.mark.parametrize("sig, allowed", [
+    ("UniTuple(int64, 2)(int64, int64)", True),    # refused before (red team g6)
+    ("Tuple((float32, int32))(float32[:], int32)", True),
+    ("float32[:](float32[:])", True),
+    ("void(float32[:, ::1], int32)", True),
+    ("__import__('os').system('x')", False),
+    ("UniTuple(int64, 2).__call__(int64)", False),
+    ("(lambda: int64)()(int64)", False),
+    ("UniTuple(int64, n=2)(int64)", False),
+    ("print(1)(int64)", False),
+    ("UniTuple(int64, 2.5)(int64)", False),
+])
+def test_a_signature_string_names_numba_types_only(sig, allowed):
+    from autograder.source.definitions import Disallowed, _Kinds, check_signature_string
+
+    if allowed:
+        check_signature_string(sig, _Kinds(PATH))
+    else:
+        with pytest.raises(Disallowed):
+            check_signature_string(sig, _Kinds(PATH))
+
+
 def test_what_cuda_jit_returns_is_called_on_a_function_of_the_file_only():
     """``k = cuda.jit()(f)`` and ``cuda.jit("void(...)")(f)`` are ``@cuda.jit`` spelled as a call
     (the loader skipped them: "calling `cuda.jit()` is not run", red team g2); the decorator

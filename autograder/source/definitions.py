@@ -383,8 +383,10 @@ _CMPOPS = {ast.Eq: _op.eq, ast.NotEq: _op.ne, ast.Lt: _op.lt, ast.LtE: _op.le, a
 
 
 def check_signature_string(sig: str, kinds: _Kinds) -> None:
-    """A string signature (``"void(float32[:, ::1], int32)"``) may only name Numba types:
-    Numba ``eval``s it, so anything else could run code."""
+    """A string signature (``"void(float32[:, ::1], int32)"``,
+    ``"UniTuple(int64, 2)(int64, int64)"``) may only name Numba types and type classes, call
+    them with such types and int, str or None constants, and call or index what those give:
+    Numba ``eval``s it, so anything else could run code. Raises :class:`Disallowed`."""
     try:
         tree = pyast.parse(sig, mode="eval")
     except SyntaxError:
@@ -394,7 +396,9 @@ def check_signature_string(sig: str, kinds: _Kinds) -> None:
     for n in ast.walk(tree):
         if not isinstance(n, ok_nodes):
             raise Disallowed(f"signature {sig!r}: {type(n).__name__} is not allowed")
-        if isinstance(n, ast.Call) and (not isinstance(n.func, ast.Name) or n.keywords):
+        if isinstance(n, ast.Call) and (n.keywords or not isinstance(
+                n.func, (ast.Name, ast.Call, ast.Subscript))):
+            # a type (float32), or a type made of types (UniTuple(int64, 2), float32[:])
             raise Disallowed(f"signature {sig!r} calls something other than a type")
         if isinstance(n, ast.Constant) and type(n.value) not in (int, str, type(None)):
             raise Disallowed(f"signature {sig!r} holds a {type(n.value).__name__}")
