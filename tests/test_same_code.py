@@ -93,6 +93,21 @@ def test_the_loader_keeps_honest_code(src):
     assert "k" in ns
 
 
+def test_a_function_written_as_a_lambda_is_run_as_its_def():
+    """``warps = lambda n, w=32: -(-n // w)`` at the top level is a function to Python; the
+    loader skipped it ("Lambda expressions are not run") and every function reading it scored
+    0 (red team g12). It runs as its ``def``, with a def's checks: constant defaults, and the
+    reach of its body when the grader may call it."""
+    ns, skipped = _run("warps = lambda n, w=32: -(-n // w)\n"
+                       "def blocks(n):\n    return 2048 // (warps(n) * 32)\n",
+                       live={"blocks"})
+    assert not skipped and ns["warps"](100) == 4 and ns["blocks"](100) == 16
+    with pytest.raises(NotGradable, match="load"):
+        _run("read = lambda path: np.load(path)\n", live={"read"})
+    ns, skipped = _run("bad = lambda x=np.random.rand(3): x\n")
+    assert "bad" not in ns and len(skipped) == 1
+
+
 @pytest.mark.parametrize("sig, allowed", [
     ("UniTuple(int64, 2)(int64, int64)", True),    # refused before (red team g6)
     ("Tuple((float32, int32))(float32[:], int32)", True),

@@ -16,7 +16,8 @@ could be trusted. So the child runs, in order, only:
   comparisons, tuples, subscripts, attributes without a leading underscore on allowed modules,
   and calls of an allow-listed set of pure functions (``int``, ``min``, ``math.*``, NumPy and
   Numba type constructors, a few NumPy array constructors, ``cuda.jit``);
-* ``def`` statements, whose decorators must be ``cuda.jit`` (with literal options from an
+* ``def`` statements (and ``NAME = lambda ...``, run as the ``def`` it stands for), whose
+  decorators must be ``cuda.jit`` (with literal options from an
   allow-list, and string signatures checked against a signature grammar; ``cuda.jit(...)(f)``
   on a function of the file is the same decorator), whose default values
   must be constant expressions, and whose annotations are dropped. Function bodies are compiled,
@@ -437,6 +438,22 @@ _STATEMENTS = {"Expr": "a call or expression", "If": "an if block", "For": "a fo
                "Match": "a match block"}
 
 
+def _lambda_as_def(node):
+    """``NAME = lambda ARGS: EXPR`` at the top level as the ``def NAME(ARGS): return EXPR`` it
+    is to Python (the same checks as any ``def``: constant defaults, the reach of its body);
+    any other statement as is."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Lambda)):
+        return node
+    fn = ast.FunctionDef(name=node.targets[0].id, args=node.value.args,
+                         body=[ast.copy_location(ast.Return(value=node.value.body),
+                                                 node.value.body)],
+                         decorator_list=[], returns=None, type_comment=None)
+    ast.copy_location(fn, node)
+    fn.end_lineno, fn.end_col_offset = node.end_lineno, node.end_col_offset
+    return fn
+
+
 def _is_main_guard(node) -> bool:
     return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
             and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__")
@@ -486,6 +503,7 @@ class _Runner:
 
     def run(self, tree: ast.Module) -> None:
         for node in tree.body:
+            node = _lambda_as_def(node)
             try:
                 self.statement(node)
                 if not _is_main_guard(node):  # never run, as when Python imports the file
