@@ -57,7 +57,7 @@ def _kernel(body: str) -> str:
     ("SIM = None\nSIM = cuda.compile_all\n@cuda.jit(device=True)\ndef on_sim():\n    return SIM\n"
      + _kernel("if on_sim() is None:\n    B[0] = 1"), "binds SIM and your device function on_sim"),
     ("for SCALE in (1, 2):\n    pass\n" + _kernel("B[0] = SCALE"), "binds SCALE"),
-    ("TILE = 16\nif True:\n    TILE = 8\n", "the exercise asks for it"),
+    ("TILE = 16\nif True:\n    TILE = 8\n    print(TILE)\n", "the exercise asks for it"),
     (_kernel("if numba.config.ENABLE_CUDASIM:\n    B[0] = 1"),
      "`numba.config.ENABLE_CUDASIM` is 1 here, not a function"),
     (_kernel("if cuda.compile_all is None:\n    B[0] = 1"),
@@ -91,6 +91,22 @@ def test_the_loader_refuses_what_runs_otherwise_on_a_gpu(src, words):
 def test_the_loader_keeps_honest_code(src):
     ns, _ = _run(src)
     assert "k" in ns
+
+
+def test_a_top_level_if_on_a_constant_runs_the_branch_taken():
+    """``DEBUG = False`` / ``if DEBUG: BLOCK = 64`` / ``else: BLOCK = 256`` binds what Python
+    binds (the loader skipped the ``if``: the kernel's BLOCK was not run, 0 points, red team
+    g13). A test that is not a constant (a setting read off Numba, which the simulator and a GPU
+    answer differently) or a branch holding more than assignments is still skipped."""
+    ns, skipped = _run("DEBUG = False\nif DEBUG:\n    TILE = 64\nelif DEBUG is None:\n"
+                       "    TILE = 1\nelse:\n    TILE = 256\n    TILE += 0\n"
+                       + _kernel("B[0] = TILE"))
+    assert not skipped and ns["TILE"] == 256
+    with pytest.raises(NotGradable, match="binds TILE and your kernel k reads it"):
+        _run("if numba.config.ENABLE_CUDASIM:\n    TILE = 8\nelse:\n    TILE = 16\n"
+             + _kernel("B[0] = TILE"))
+    ns, skipped = _run("if True:\n    def f():\n        return 1\n")
+    assert "f" not in ns and "holds a def" in skipped[0].reason
 
 
 def test_a_function_written_as_a_lambda_is_run_as_its_def():

@@ -66,7 +66,8 @@ def test_definitions_keep_constants_imports_kernels_and_functions():
     ("from subprocess import run", "only numba, numpy and math"),
     ("from numba import _helperlib", "not imported"),
     ("print('hello')", "a call or expression"),
-    ("if True:\n    X = 1", "an if block"),
+    ("if True:\n    print(1)", "an if block"),
+    ("if np.random.rand() > 0.5:\n    Y = 1", "an if block"),
     ("for i in range(3):\n    pass", "a for loop"),
     ("class K:\n    pass", "a class"),
     ("np.allclose = None", "only plain names"),
@@ -85,7 +86,7 @@ def test_definitions_keep_constants_imports_kernels_and_functions():
     ("@cuda.jit('void(np.float32[:])')\ndef f(a):\n    pass", "Attribute is not allowed"),
     ("def f(x=open('/etc/passwd')):\n    pass", "built-in open"),
     ("X = [c for c in range(3)]", "ListComp"),
-    ("X = lambda: 0", "Lambda"),
+    ("X = [lambda: 0]", "Lambda"),
 ])
 def test_definitions_skip_everything_else(line, words):
     ns, skipped = _run("import numpy as np, numba\nfrom numba import cuda\n" + line + "\n")

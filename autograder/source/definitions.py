@@ -23,7 +23,9 @@ could be trusted. So the child runs, in order, only:
   must be constant expressions, and whose annotations are dropped. Function bodies are compiled,
   not run.
 
-Everything else (``if`` blocks, loops, calls such as ``kernel[grid, block](...)`` or
+A top-level ``if`` whose test is a constant expression and whose branches hold only
+assignments runs the branch taken (``if DEBUG: BLOCK_SIZE = 64``). Everything else (other ``if``
+blocks, loops, calls such as ``kernel[grid, block](...)`` or
 ``os._exit(0)``, classes, attribute or item assignments) is *skipped* and reported, so a
 notebook's own test cells cost nothing and change nothing.
 
@@ -432,6 +434,7 @@ def _assign(ns: dict, target, value) -> None:
 
 
 _STATEMENTS = {"Expr": "a call or expression", "If": "an if block", "For": "a for loop",
+               "FunctionDef": "a def", "Import": "an import", "ImportFrom": "an import",
                "While": "a while loop", "With": "a with block", "Try": "a try block",
                "ClassDef": "a class", "Delete": "a del", "Global": "a global statement",
                "Raise": "a raise", "Assert": "an assert", "AsyncFunctionDef": "an async def",
@@ -452,6 +455,19 @@ def _lambda_as_def(node):
     ast.copy_location(fn, node)
     fn.end_lineno, fn.end_col_offset = node.end_lineno, node.end_col_offset
     return fn
+
+
+def _check_branches(node: ast.If) -> None:
+    """Both branches of a top-level ``if`` (and of the ``if`` blocks within) hold only
+    assignments, ``pass`` and literals; else :class:`Disallowed`."""
+    for stmt in (*node.body, *node.orelse):
+        if isinstance(stmt, ast.If):
+            _check_branches(stmt)
+        elif not (isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Pass)) or (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
+            what = _STATEMENTS.get(type(stmt).__name__, f"a {type(stmt).__name__} statement")
+            raise Disallowed(f"an if block at the top level is run only when it holds plain "
+                             f"assignments; this one holds {what}")
 
 
 def _is_main_guard(node) -> bool:
@@ -558,6 +574,8 @@ class _Runner:
             self.ns[node.target.id] = self.ev.eval(ast.BinOp(load, node.op, node.value))
         elif isinstance(node, ast.FunctionDef):
             self.function(node)
+        elif isinstance(node, ast.If) and not _is_main_guard(node):
+            self.if_block(node)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             return  # a docstring or a bare literal
         elif isinstance(node, ast.Pass) or _is_main_guard(node):
@@ -565,6 +583,21 @@ class _Runner:
         else:
             what = _STATEMENTS.get(type(node).__name__, f"a {type(node).__name__} statement")
             raise Disallowed(f"{what} at the top level is not run")
+
+    def if_block(self, node: ast.If) -> None:
+        """A top-level ``if`` whose test is a constant expression and whose branches hold only
+        assignments (``if DEBUG: BLOCK_SIZE = 64`` / ``else: BLOCK_SIZE = 256``): the branch
+        Python takes is run. Its test is data only (never a setting read off Numba), so the
+        simulator child and the GPU-compile child take the same branch. Raises
+        :class:`Disallowed` for any other ``if``, which is skipped whole."""
+        _check_branches(node)
+        try:
+            test = self.ev.data(node.test)
+        except Disallowed as exc:
+            raise Disallowed(f"an if block at the top level is run only when its test is a "
+                             f"constant ({exc})") from None
+        for stmt in node.body if test else node.orelse:
+            self.statement(stmt)
 
     def function(self, node: ast.FunctionDef) -> None:
         if _is_dunder(node.name):
