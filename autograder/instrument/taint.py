@@ -341,10 +341,23 @@ def _taint_keeping_cast(cast):
 
 
 def _plain_type(*args):
-    """``type`` as a graded launch's kernel sees it: a tainted value's type is its plain one."""
+    """``type`` as a graded launch's kernel sees it: a tainted value's type is its plain one, an
+    instrumented array's the simulator's (its in-kernel wrapper for a global array, a NumPy
+    array for a shared or local one)."""
     if len(args) == 1:
-        t = type(args[0])
-        return _BASE.get(t, t)
+        v = args[0]
+        t = type(v)
+        base = _BASE.get(t)
+        if base is not None:
+            return base
+        from .memory import LocalArray
+        from .proxies import ArrayProxy
+
+        if isinstance(v, ArrayProxy):
+            return type(v._meta)
+        if isinstance(v, LocalArray):
+            return type(v._a)
+        return t
     return type(*args)
 
 

@@ -33,9 +33,9 @@ def test_a_math_function_of_a_loaded_value_keeps_python_s_types_and_the_taint():
 def test_the_kernel_sees_the_same_values_in_both_launches(sim_only):
     kernel = load("tells_launches_apart.py").probe
     x = np.array([3.0, 2.0, 1.5, 7.0], np.float32)
-    graded = np.full(8, -1, np.int32)
+    graded = np.full(9, -1, np.int32)
     kernel[1, 32](x, graded)
-    analysed = np.full(8, -1, np.int32)
+    analysed = np.full(9, -1, np.int32)
     r = instrumented_launch(kernel, 1, 32, [x, analysed])
     assert r["error"] is None
     np.testing.assert_array_equal(analysed, graded)

@@ -10,7 +10,10 @@ from numba import cuda, float32, int32
 @cuda.jit
 def probe(x, out):
     i = cuda.threadIdx.x
+    sh = cuda.shared.array(2, float32)
+    loc = cuda.local.array(2, float32)
     if i == 0:
+        out[8] = 1 if type(sh) is np.ndarray and type(loc) is np.ndarray else 0
         f = math.floor(x[0] * 0.5)                # an int in a graded launch
         out[0] = 1 if (f * 0 + 2) ** 64 == 0 else 0   # int64 would wrap to 0
         out[1] = 1 if type(f) is int else 0
