@@ -218,6 +218,7 @@ def test_class_view_counts_students_per_problem(tmp_path):
     # the exercise's line says it once, in words: not "provisional score(s): provisional: ..."
     assert ("1 provisional score, not final until graded on a GPU: 25 points need a GPU "
             "(1 student)") in page, page
+    assert "<p>4 submissions; mean" in page, page
     assert len(images(page)) == 2  # ratios; one histogram
     assert all((tmp_path / "out" / h).is_file()
                for h in re.findall(r'href="([^"]+)"', page))
