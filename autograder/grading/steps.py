@@ -184,8 +184,11 @@ def skipped_for_student(source, lines: list[int]) -> str:
     graded (...): cell 1, line 9 (`if ...:`); cell 2, lines 30, 31, 32 (`C = ...`, …)."``,
     with the code of each group's first statement. At most :data:`SKIPPED_SHOWN` cells and 6
     line numbers a cell, then how many more; the reasons are the instructor's
-    (:func:`autograder.judge.collect.skipped_note`). ``""`` for no lines."""
-    lines = [n for n in lines if n >= 1]
+    (:func:`autograder.judge.collect.skipped_note`). Lines of the instructor's read-only cells
+    (``source.given_cells``: the setup cell's own check) are left out. ``""`` for no lines."""
+    given = getattr(source, "given_cells", frozenset())
+    lines = [n for n in lines if n >= 1 and not (
+        n <= len(source.origins) and source.origins[n - 1][0] in given)]
     if not lines:
         return ""
     groups: dict = {}

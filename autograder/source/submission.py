@@ -38,12 +38,16 @@ class Source:
     """Python source of a submission.
 
     ``origins[i]`` describes line ``i + 1`` of ``text``: ``(cell_number, line_in_cell)`` for a
-    notebook (both 1-based), ``(None, line)`` for a ``.py`` file.
+    notebook (both 1-based), ``(None, line)`` for a ``.py`` file. ``given_cells``: the numbers
+    of the notebook's code cells that the instructor gave read-only (nbgrader's locked cells that
+    are not the student's answers, such as the setup cell): what the grader skips there is not
+    the student's to hear about.
     """
 
     text: str
     path: str
     origins: list[tuple[int | None, int]] = field(default_factory=list)
+    given_cells: frozenset = frozenset()
 
     def where(self, lineno: int) -> str:
         """Human description of source line ``lineno`` (1-based), e.g. ``"cell 3, line 12"``."""
@@ -112,6 +116,13 @@ def _is_autograder_test_cell(cell: dict) -> bool:
     if not isinstance(meta, dict):
         return False
     return bool(meta.get("grade")) and not meta.get("solution")
+
+
+def _is_given_cell(cell: dict) -> bool:
+    """A read-only cell of the instructor's (nbgrader ``locked``, not a solution cell)."""
+    meta = cell.get("metadata")
+    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return isinstance(meta, dict) and bool(meta.get("locked")) and not meta.get("solution")
 
 
 def _strip_magics(lines: list[str]) -> list[str]:
@@ -185,12 +196,15 @@ def notebook_source(raw: str, path: str) -> Source:
     text_lines: list[str] = []
     origins: list[tuple[int | None, int]] = []
     code_cell_no = 0
+    given: set[int] = set()
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         code_cell_no += 1
         if _is_autograder_test_cell(cell):
             continue
+        if _is_given_cell(cell):
+            given.add(code_cell_no)
         src = _cell_text(cell.get("source"), path, code_cell_no)
         lines = _strip_magics(python_lines(src))
         for i, ln in enumerate(lines, start=1):
@@ -205,7 +219,7 @@ def notebook_source(raw: str, path: str) -> Source:
         raise SubmissionError(
             f"the code cells of {path} hold over {_size(MAX_SUBMISSION_BYTES)} of code, more "
             "than the grader reads: submit the exercise's code alone")
-    return Source(text, path, origins)
+    return Source(text, path, origins, frozenset(given))
 
 
 #: The most code graded, in bytes: a ``.py`` file, or the code cells of a notebook together
